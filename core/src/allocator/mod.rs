@@ -1,0 +1,1 @@
+//! The caching-allocator model (see DESIGN.md).

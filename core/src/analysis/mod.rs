@@ -1,0 +1,1 @@
+//! Analyses over a Snapshot (see DESIGN.md).
