@@ -1,1 +1,3 @@
 //! Analyses over a Snapshot (see DESIGN.md).
+
+pub mod totals;
