@@ -1,3 +1,4 @@
 //! Analyses over a Snapshot (see DESIGN.md).
 
 pub mod totals;
+pub mod summary;

@@ -1,11 +1,12 @@
 //! Snapshot data model and its pickle form.
 
 pub mod model;
+mod opcodes;
 pub mod read;
 pub mod value;
 pub mod write;
 
 pub use model::*;
-pub use read::{read, ReadError};
+pub use read::{read, read_with_progress, ReadError};
 pub use value::Value;
 pub use write::write;

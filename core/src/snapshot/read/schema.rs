@@ -1,0 +1,451 @@
+//! Arena nodes -> the typed [`Snapshot`].
+//!
+//! Frame dicts and frame lists are interned once per distinct node (the file's memo sharing
+//! becomes [`FrameId`]/[`StackId`] sharing), frame strings are shared `Arc<str>`s, and keys the
+//! model does not name are kept as [`Value`]s. Errors name the path and the types, e.g.
+//! `segments[3].blocks[2].size: expected int, got str`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::super::model::{
+    Action, AllocatorSettings, Block, BlockState, Extra, Form, Frame, FrameId, Segment,
+    SegmentType, Snapshot, StackId, Stacks, TraceEntry,
+};
+use super::super::value::Value;
+use super::arena::{Arena, Node, NodeId};
+use super::values::Values;
+use super::ReadError;
+
+/// Where a node sits, for messages; built on the stack, formatted only on error.
+#[derive(Clone, Copy)]
+enum Path<'p> {
+    Root,
+    Key(&'p Path<'p>, &'p str),
+    Index(&'p Path<'p>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => f.write_str("top level"),
+            Path::Key(Path::Root, k) => f.write_str(k),
+            Path::Key(p, k) => write!(f, "{p}.{k}"),
+            Path::Index(Path::Root, i) => write!(f, "[{i}]"),
+            Path::Index(p, i) => write!(f, "{p}[{i}]"),
+        }
+    }
+}
+
+const UNSET: u32 = u32::MAX;
+
+struct Builder<'r, 'a> {
+    arena: &'r Arena<'a>,
+    stacks: Stacks,
+    /// Node id -> FrameId (frame dict nodes) or StackId (frame list nodes).
+    interned: Vec<u32>,
+    strings: HashMap<&'r str, Arc<str>>,
+    values: Values,
+    /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
+    /// byte, so memo references cannot blow a small file up into a huge model.
+    budget: u64,
+}
+
+pub(super) fn build(arena: &Arena<'_>, input_len: u64) -> Result<Snapshot, ReadError> {
+    let mut b = Builder {
+        arena,
+        stacks: Stacks::new(),
+        interned: vec![UNSET; arena.nodes.len()],
+        strings: HashMap::new(),
+        values: Values::default(),
+        budget: input_len,
+    };
+    let mut snap = b.snapshot(arena.root)?;
+    snap.stacks = std::mem::take(&mut b.stacks);
+    Ok(snap)
+}
+
+impl<'r, 'a> Builder<'r, 'a> {
+    fn node(&self, id: NodeId) -> &'r Node<'a> {
+        self.arena.node(id)
+    }
+
+    fn fail(&self, path: &Path, id: NodeId, message: impl std::fmt::Display) -> ReadError {
+        ReadError::at(self.arena.offset(id), format!("{path}: {message}"))
+    }
+
+    fn expected(&self, path: &Path, id: NodeId, what: &str) -> ReadError {
+        self.fail(
+            path,
+            id,
+            format!("expected {what}, got {}", self.node(id).type_name()),
+        )
+    }
+
+    fn missing(&self, path: &Path, id: NodeId, key: &str) -> ReadError {
+        self.fail(path, id, format!("missing key '{key}'"))
+    }
+
+    fn spend(&mut self, path: &Path, id: NodeId, n: usize) -> Result<(), ReadError> {
+        match self.budget.checked_sub(n as u64) {
+            Some(rest) => {
+                self.budget = rest;
+                Ok(())
+            }
+            None => Err(self.fail(
+                path,
+                id,
+                "the data expands to more segments, blocks and trace entries than the file has bytes (shared by memo references: a pickle bomb?)",
+            )),
+        }
+    }
+
+    fn int(&self, id: NodeId, path: &Path) -> Result<i64, ReadError> {
+        match self.node(id) {
+            Node::Int(i) => Ok(*i),
+            Node::BigInt(_) => Err(self.fail(path, id, "int does not fit in 64 bits")),
+            _ => Err(self.expected(path, id, "int")),
+        }
+    }
+
+    fn uint(&self, id: NodeId, path: &Path) -> Result<u64, ReadError> {
+        match self.node(id) {
+            Node::Int(i) if *i >= 0 => Ok(*i as u64),
+            Node::Int(i) => Err(self.fail(path, id, format!("expected a non-negative int, got {i}"))),
+            Node::BigInt(b) => {
+                let negative = b.last().is_some_and(|x| x & 0x80 != 0);
+                if !negative && b.len() >= 8 && b[8..].iter().all(|&x| x == 0) {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(&b[..8]);
+                    Ok(u64::from_le_bytes(a))
+                } else if negative {
+                    Err(self.fail(path, id, "expected a non-negative int, got a large negative one"))
+                } else {
+                    Err(self.fail(path, id, "int does not fit in 64 bits"))
+                }
+            }
+            _ => Err(self.expected(path, id, "int")),
+        }
+    }
+
+    fn boolean(&self, id: NodeId, path: &Path) -> Result<bool, ReadError> {
+        match self.node(id) {
+            Node::Bool(b) => Ok(*b),
+            _ => Err(self.expected(path, id, "bool")),
+        }
+    }
+
+    fn str_ref(&self, id: NodeId, path: &Path) -> Result<&'r str, ReadError> {
+        match self.node(id) {
+            Node::Str(s) => Ok(s),
+            _ => Err(self.expected(path, id, "str")),
+        }
+    }
+
+    fn intern(&mut self, s: &'r str) -> Arc<str> {
+        self.strings
+            .entry(s)
+            .or_insert_with(|| Arc::from(s))
+            .clone()
+    }
+
+    fn string(&mut self, id: NodeId, path: &Path) -> Result<Arc<str>, ReadError> {
+        let s = self.str_ref(id, path)?;
+        Ok(self.intern(s))
+    }
+
+    fn list(&self, id: NodeId, path: &Path) -> Result<&'r [NodeId], ReadError> {
+        match self.node(id) {
+            Node::List(v) => Ok(v),
+            _ => Err(self.expected(path, id, "list")),
+        }
+    }
+
+    fn dict(&self, id: NodeId, path: &Path) -> Result<&'r [(NodeId, NodeId)], ReadError> {
+        match self.node(id) {
+            Node::Dict(v) => Ok(v),
+            _ => Err(self.expected(path, id, "dict")),
+        }
+    }
+
+    fn key(&self, id: NodeId, path: &Path) -> Result<&'r str, ReadError> {
+        match self.node(id) {
+            Node::Str(s) => Ok(s),
+            other => Err(self.fail(
+                path,
+                id,
+                format!("dict key is a {}, expected str", other.type_name()),
+            )),
+        }
+    }
+
+    fn value(&mut self, id: NodeId) -> Result<Value, ReadError> {
+        self.values.value(self.arena, id, 0)
+    }
+
+    /// An unknown key: kept in file order; a repeated key replaces the earlier value (as a
+    /// Python dict does).
+    fn extra(&mut self, extra: &mut Extra, key: &'r str, id: NodeId) -> Result<(), ReadError> {
+        let v = self.value(id)?;
+        if let Some(slot) = extra.iter_mut().find(|(k, _)| **k == *key) {
+            slot.1 = v;
+        } else {
+            let k = self.intern(key);
+            extra.push((k, v));
+        }
+        Ok(())
+    }
+
+    fn snapshot(&mut self, root: NodeId) -> Result<Snapshot, ReadError> {
+        let mut snap = Snapshot::default();
+        let path = Path::Root;
+        match self.node(root) {
+            Node::List(_) => {
+                snap.form = Form::SegmentList;
+                snap.segments = self.segments(root, &path)?;
+                return Ok(snap);
+            }
+            Node::Dict(_) => {}
+            _ => {
+                return Err(self.expected(
+                    &path,
+                    root,
+                    "a snapshot dict (or a list of segments)",
+                ))
+            }
+        }
+        let mut segments = None;
+        for &(k, v) in self.dict(root, &path)? {
+            let key = self.key(k, &path)?;
+            let p = Path::Key(&path, key);
+            match key {
+                "segments" => segments = Some(self.segments(v, &p)?),
+                "device_traces" => {
+                    let mut traces = Vec::new();
+                    for (i, &t) in self.list(v, &p)?.iter().enumerate() {
+                        traces.push(self.trace(t, &Path::Index(&p, i))?);
+                    }
+                    snap.device_traces = Some(traces);
+                }
+                "allocator_settings" => {
+                    let mut entries: Vec<(Arc<str>, Value)> = Vec::new();
+                    for &(sk, sv) in self.dict(v, &p)? {
+                        let name = self.key(sk, &p)?;
+                        self.extra(&mut entries, name, sv)?;
+                    }
+                    snap.allocator_settings = Some(AllocatorSettings { entries });
+                }
+                "external_annotations" => snap.external_annotations = Some(self.value(v)?),
+                _ => {
+                    let mut extra = std::mem::take(&mut snap.extra);
+                    self.extra(&mut extra, key, v)?;
+                    snap.extra = extra;
+                }
+            }
+        }
+        snap.segments = segments.ok_or_else(|| self.missing(&path, root, "segments"))?;
+        Ok(snap)
+    }
+
+    fn segments(&mut self, id: NodeId, path: &Path) -> Result<Vec<Segment>, ReadError> {
+        let items = self.list(id, path)?;
+        self.spend(path, id, items.len())?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, &s) in items.iter().enumerate() {
+            out.push(self.segment(s, &Path::Index(path, i))?);
+        }
+        Ok(out)
+    }
+
+    fn segment(&mut self, id: NodeId, path: &Path) -> Result<Segment, ReadError> {
+        let mut s = Segment::default();
+        let (mut address, mut total, mut blocks) = (None, None, None);
+        for &(k, v) in self.dict(id, path)? {
+            let key = self.key(k, path)?;
+            let p = Path::Key(path, key);
+            match key {
+                "device" => s.device = Some(self.int(v, &p)?),
+                "address" => address = Some(self.uint(v, &p)?),
+                "total_size" => total = Some(self.uint(v, &p)?),
+                "allocated_size" => s.allocated_size = Some(self.uint(v, &p)?),
+                "active_size" => s.active_size = Some(self.uint(v, &p)?),
+                "requested_size" => s.requested_size = Some(self.uint(v, &p)?),
+                "stream" => s.stream = Some(self.int(v, &p)?),
+                "segment_type" if matches!(self.node(v), Node::Str(t) if t == "small" || t == "large") => {
+                    let large = matches!(self.node(v), Node::Str(t) if t == "large");
+                    s.segment_type = Some(if large {
+                        SegmentType::Large
+                    } else {
+                        SegmentType::Small
+                    });
+                }
+                "segment_pool_id" => s.segment_pool_id = Some(self.pool_id(v, &p)?),
+                "is_expandable" => s.is_expandable = Some(self.boolean(v, &p)?),
+                "frames" => s.frames = Some(self.stack(v, &p)?),
+                "blocks" => {
+                    let items = self.list(v, &p)?;
+                    self.spend(&p, v, items.len())?;
+                    let mut out = Vec::with_capacity(items.len());
+                    for (i, &b) in items.iter().enumerate() {
+                        out.push(self.block(b, &Path::Index(&p, i))?);
+                    }
+                    blocks = Some(out);
+                }
+                // Includes a segment_type other than small/large: kept as data, not refused.
+                _ => self.extra(&mut s.extra, key, v)?,
+            }
+        }
+        s.address = address.ok_or_else(|| self.missing(path, id, "address"))?;
+        s.total_size = total.ok_or_else(|| self.missing(path, id, "total_size"))?;
+        s.blocks = blocks.ok_or_else(|| self.missing(path, id, "blocks"))?;
+        Ok(s)
+    }
+
+    fn pool_id(&self, id: NodeId, path: &Path) -> Result<(i64, i64), ReadError> {
+        match self.node(id) {
+            Node::Tuple(items) if items.len() == 2 => Ok((
+                self.int(items[0], &Path::Index(path, 0))?,
+                self.int(items[1], &Path::Index(path, 1))?,
+            )),
+            Node::Tuple(items) => Err(self.fail(
+                path,
+                id,
+                format!("expected a tuple of 2 ints, got a tuple of {}", items.len()),
+            )),
+            _ => Err(self.expected(path, id, "a tuple of 2 ints")),
+        }
+    }
+
+    fn block(&mut self, id: NodeId, path: &Path) -> Result<Block, ReadError> {
+        let (mut size, mut state) = (None, None);
+        let mut b = Block {
+            address: None,
+            size: 0,
+            requested_size: None,
+            state: BlockState::Inactive,
+            frames: None,
+            history: None,
+            extra: Vec::new(),
+        };
+        for &(k, v) in self.dict(id, path)? {
+            let key = self.key(k, path)?;
+            let p = Path::Key(path, key);
+            match key {
+                "address" => b.address = Some(self.uint(v, &p)?),
+                "size" => size = Some(self.uint(v, &p)?),
+                "requested_size" => b.requested_size = Some(self.uint(v, &p)?),
+                "state" => {
+                    state = Some(match self.str_ref(v, &p)? {
+                        "active_allocated" => BlockState::ActiveAllocated,
+                        "active_pending_free" | "active_awaiting_free" => {
+                            BlockState::ActivePendingFree
+                        }
+                        "inactive" => BlockState::Inactive,
+                        other => {
+                            return Err(self.fail(
+                                &p,
+                                v,
+                                format!("unknown block state '{other}' (expected active_allocated, active_pending_free or inactive)"),
+                            ))
+                        }
+                    })
+                }
+                "frames" => b.frames = Some(self.stack(v, &p)?),
+                "history" => b.history = Some(self.value(v)?),
+                _ => self.extra(&mut b.extra, key, v)?,
+            }
+        }
+        b.size = size.ok_or_else(|| self.missing(path, id, "size"))?;
+        b.state = state.ok_or_else(|| self.missing(path, id, "state"))?;
+        Ok(b)
+    }
+
+    fn trace(&mut self, id: NodeId, path: &Path) -> Result<Vec<TraceEntry>, ReadError> {
+        let items = self.list(id, path)?;
+        self.spend(path, id, items.len())?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, &e) in items.iter().enumerate() {
+            out.push(self.entry(e, &Path::Index(path, i))?);
+        }
+        Ok(out)
+    }
+
+    fn entry(&mut self, id: NodeId, path: &Path) -> Result<TraceEntry, ReadError> {
+        let mut action = None;
+        let mut e = TraceEntry {
+            action: Action::Alloc,
+            addr: None,
+            size: None,
+            stream: None,
+            time_us: None,
+            frames: None,
+            device_free: None,
+            compile_context: None,
+            user_metadata: None,
+            extra: Vec::new(),
+        };
+        for &(k, v) in self.dict(id, path)? {
+            let key = self.key(k, path)?;
+            let p = Path::Key(path, key);
+            match key {
+                "action" => action = Some(Action::parse(self.str_ref(v, &p)?)),
+                "addr" => e.addr = Some(self.uint(v, &p)?),
+                "size" => e.size = Some(self.uint(v, &p)?),
+                "stream" => e.stream = Some(self.int(v, &p)?),
+                "time_us" => e.time_us = Some(self.int(v, &p)?),
+                "frames" => e.frames = Some(self.stack(v, &p)?),
+                "device_free" => e.device_free = Some(self.uint(v, &p)?),
+                "compile_context" => e.compile_context = Some(self.string(v, &p)?),
+                "user_metadata" => e.user_metadata = Some(self.value(v)?),
+                _ => self.extra(&mut e.extra, key, v)?,
+            }
+        }
+        e.action = action.ok_or_else(|| self.missing(path, id, "action"))?;
+        Ok(e)
+    }
+
+    /// A frame list, interned once per distinct list node.
+    fn stack(&mut self, id: NodeId, path: &Path) -> Result<StackId, ReadError> {
+        let known = self.interned[id as usize];
+        if known != UNSET {
+            return Ok(StackId(known));
+        }
+        let items = self.list(id, path)?;
+        let mut frames = Vec::with_capacity(items.len());
+        for (i, &f) in items.iter().enumerate() {
+            frames.push(self.frame(f, &Path::Index(path, i))?);
+        }
+        let sid = self.stacks.push_stack(frames.into_boxed_slice());
+        self.interned[id as usize] = sid.0;
+        Ok(sid)
+    }
+
+    /// A frame dict, interned once per distinct dict node.
+    fn frame(&mut self, id: NodeId, path: &Path) -> Result<FrameId, ReadError> {
+        let known = self.interned[id as usize];
+        if known != UNSET {
+            return Ok(FrameId(known));
+        }
+        let (mut filename, mut line, mut name) = (None, None, None);
+        let mut extra = Vec::new();
+        for &(k, v) in self.dict(id, path)? {
+            let key = self.key(k, path)?;
+            let p = Path::Key(path, key);
+            match key {
+                "filename" => filename = Some(self.string(v, &p)?),
+                "line" => line = Some(self.int(v, &p)?),
+                "name" => name = Some(self.string(v, &p)?),
+                _ => self.extra(&mut extra, key, v)?,
+            }
+        }
+        let frame = Frame {
+            filename: filename.ok_or_else(|| self.missing(path, id, "filename"))?,
+            line: line.ok_or_else(|| self.missing(path, id, "line"))?,
+            name: name.ok_or_else(|| self.missing(path, id, "name"))?,
+            extra,
+        };
+        let fid = self.stacks.push_frame(frame);
+        self.interned[id as usize] = fid.0;
+        Ok(fid)
+    }
+}

@@ -1,0 +1,172 @@
+//! Nodes the typed model does not name -> [`Value`], keeping the file's sharing: each
+//! container or string node becomes one `Arc`, reused wherever the node is referenced again.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::super::value::Value;
+use super::arena::{Arena, Node, NodeId};
+use super::ReadError;
+
+/// How deep generic data may nest (containers inside containers). Snapshot data nests a few
+/// levels; the bound keeps hostile input from overflowing the (small, on wasm) stack.
+pub(super) const MAX_DEPTH: usize = 100;
+
+#[derive(Default)]
+pub(super) struct Values {
+    cache: HashMap<NodeId, Value>,
+    visiting: HashSet<NodeId>,
+}
+
+impl Values {
+    pub(super) fn value(
+        &mut self,
+        arena: &Arena<'_>,
+        id: NodeId,
+        depth: usize,
+    ) -> Result<Value, ReadError> {
+        let v = match arena.node(id) {
+            Node::None => return Ok(Value::None),
+            Node::Bool(b) => return Ok(Value::Bool(*b)),
+            Node::Int(i) => return Ok(Value::Int(*i)),
+            Node::Float(f) => return Ok(Value::Float(*f)),
+            _ => {
+                if let Some(v) = self.cache.get(&id) {
+                    return Ok(v.clone());
+                }
+                self.convert(arena, id, depth)?
+            }
+        };
+        self.cache.insert(id, v.clone());
+        Ok(v)
+    }
+
+    fn convert(&mut self, arena: &Arena<'_>, id: NodeId, depth: usize) -> Result<Value, ReadError> {
+        if depth >= MAX_DEPTH {
+            return Err(ReadError::at(
+                arena.offset(id),
+                format!("data nests deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        if !self.visiting.insert(id) {
+            return Err(ReadError::at(
+                arena.offset(id),
+                format!(
+                    "a {} contains itself (recursive structure); snapshots are acyclic",
+                    arena.node(id).type_name()
+                ),
+            ));
+        }
+        let seq = |this: &mut Values, items: &[NodeId]| -> Result<Vec<Value>, ReadError> {
+            items
+                .iter()
+                .map(|&i| this.value(arena, i, depth + 1))
+                .collect()
+        };
+        let v = match arena.node(id) {
+            Node::None | Node::Bool(_) | Node::Int(_) | Node::Float(_) => unreachable_scalar(),
+            Node::BigInt(b) => Value::BigInt(Arc::from(&b[..])),
+            Node::Str(s) => Value::Str(Arc::from(&s[..])),
+            Node::Bytes(b) => Value::Bytes(Arc::from(&b[..])),
+            Node::List(items) => Value::List(Arc::new(seq(self, items)?)),
+            Node::Tuple(items) => Value::Tuple(Arc::new(seq(self, items)?)),
+            Node::Set(items) => Value::Set(Arc::new(dedup(seq(self, items)?))),
+            Node::FrozenSet(items) => Value::FrozenSet(Arc::new(dedup(seq(self, items)?))),
+            Node::Dict(pairs) => {
+                let mut out: Vec<(Value, Value)> = Vec::with_capacity(pairs.len());
+                for &(k, val) in pairs {
+                    let k = self.value(arena, k, depth + 1)?;
+                    let val = self.value(arena, val, depth + 1)?;
+                    out.push((k, val));
+                }
+                Value::Dict(Arc::new(dedup_keys(out)))
+            }
+        };
+        self.visiting.remove(&id);
+        Ok(v)
+    }
+}
+
+/// Scalars return before `convert`; this keeps the match exhaustive without a panic path.
+fn unreachable_scalar() -> Value {
+    Value::None
+}
+
+/// A hashable stand-in for the scalar keys Python would hash (1 == True as in Python).
+#[derive(PartialEq, Eq, Hash)]
+enum Key<'v> {
+    None,
+    Int(i64),
+    Big(&'v [u8]),
+    Str(&'v str),
+    Bytes(&'v [u8]),
+}
+
+fn key_of(v: &Value) -> Option<Key<'_>> {
+    Some(match v {
+        Value::None => Key::None,
+        Value::Bool(b) => Key::Int(i64::from(*b)),
+        Value::Int(i) => Key::Int(*i),
+        Value::BigInt(b) => Key::Big(b),
+        Value::Str(s) => Key::Str(s),
+        Value::Bytes(b) => Key::Bytes(b),
+        _ => return None,
+    })
+}
+
+/// Position of an earlier equal key in `seen`/`rest`, as Python's dict or set would find it.
+fn position_of<'v>(
+    seen: &HashMap<Key<'v>, usize>,
+    others: &[(usize, &'v Value)],
+    v: &'v Value,
+) -> Option<usize> {
+    match key_of(v) {
+        Some(k) => seen.get(&k).copied(),
+        None => others.iter().find(|(_, o)| *o == v).map(|(i, _)| *i),
+    }
+}
+
+/// Python dict semantics for repeated keys: the first position, the last value.
+fn dedup_keys(pairs: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
+    let mut keep: Vec<Option<usize>> = Vec::with_capacity(pairs.len());
+    {
+        let mut seen = HashMap::new();
+        let mut others: Vec<(usize, &Value)> = Vec::new();
+        for (i, (k, _)) in pairs.iter().enumerate() {
+            match position_of(&seen, &others, k) {
+                Some(first) => keep.push(Some(first)),
+                None => {
+                    match key_of(k) {
+                        Some(key) => {
+                            seen.insert(key, i);
+                        }
+                        None => others.push((i, k)),
+                    }
+                    keep.push(None);
+                }
+            }
+        }
+    }
+    if keep.iter().all(Option::is_none) {
+        return pairs;
+    }
+    let mut out: Vec<Option<(Value, Value)>> = Vec::with_capacity(pairs.len());
+    for (i, (k, v)) in pairs.into_iter().enumerate() {
+        match keep[i] {
+            Some(first) => {
+                if let Some(slot) = out[first].as_mut() {
+                    slot.1 = v;
+                }
+                out.push(None);
+            }
+            None => out.push(Some((k, v))),
+        }
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// Python set semantics: equal items kept once.
+fn dedup(items: Vec<Value>) -> Vec<Value> {
+    let pairs = items.into_iter().map(|v| (v, Value::None)).collect();
+    dedup_keys(pairs).into_iter().map(|(k, _)| k).collect()
+}
