@@ -1,0 +1,152 @@
+//! Block pools: free blocks ordered by (stream, size, address) so that a lower bound on
+//! (stream, size) is the best fit on that stream; unmapped expandable ranges ordered by
+//! (stream, address). Small and large default pools, plus private pools (CUDA graphs, MemPool)
+//! by pool id (`get_pool`, `beginAllocateToPool`, `endAllocateToPool`, `releasePool`).
+
+use std::collections::BTreeSet;
+
+use super::backing::{Backing, StreamId};
+use super::block::BlockId;
+use super::model::Allocator;
+use super::rounding::is_small;
+
+/// `MempoolId_t`: (graph pool counter, user pool counter); (0, 0) = the default pools.
+pub type MempoolId = (i64, i64);
+
+pub const LARGE_POOL: usize = 0;
+pub const SMALL_POOL: usize = 1;
+
+#[derive(Debug, Clone)]
+pub struct BlockPool {
+    pub blocks: BTreeSet<(StreamId, u64, u64, BlockId)>,
+    pub unmapped: BTreeSet<(StreamId, u64, BlockId)>,
+    pub is_small: bool,
+    pub owner: Option<MempoolId>,
+    /// Calls of `get_free_block` (ages cached blocks for garbage collection).
+    pub get_free_blocks_call_count: u64,
+}
+
+impl BlockPool {
+    pub fn new(is_small: bool, owner: Option<MempoolId>) -> BlockPool {
+        BlockPool {
+            blocks: BTreeSet::new(),
+            unmapped: BTreeSet::new(),
+            is_small,
+            owner,
+            get_free_blocks_call_count: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct PrivatePool {
+    pub large: usize,
+    pub small: usize,
+    pub use_count: u32,
+    /// Segments (or mapped ranges) it holds; the pool goes away when this is 0 and unused.
+    pub cuda_malloc_count: u32,
+}
+
+/// A capture in progress: allocations on streams the filter accepts go to the private pool.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub pool: MempoolId,
+    /// `None`: every stream.
+    pub stream: Option<StreamId>,
+}
+
+impl<B: Backing> Allocator<B> {
+    /// The pool a rounded request goes to.
+    pub(crate) fn get_pool(&self, size: u64, stream: StreamId) -> usize {
+        for c in &self.captures {
+            if c.stream.is_none_or(|s| s == stream) {
+                if let Some(p) = self.private_pools.get(&c.pool) {
+                    return if is_small(size) { p.small } else { p.large };
+                }
+            }
+        }
+        if is_small(size) {
+            SMALL_POOL
+        } else {
+            LARGE_POOL
+        }
+    }
+
+    pub(crate) fn pool_insert(&mut self, id: BlockId) {
+        let b = &self.blocks[id];
+        let pool = &mut self.pools[b.pool];
+        if b.mapped {
+            pool.blocks.insert((b.stream, b.size, b.addr, id));
+        } else {
+            pool.unmapped.insert((b.stream, b.addr, id));
+        }
+    }
+
+    pub(crate) fn pool_erase(&mut self, id: BlockId) -> bool {
+        let b = &self.blocks[id];
+        let pool = &mut self.pools[b.pool];
+        if b.mapped {
+            pool.blocks.remove(&(b.stream, b.size, b.addr, id))
+        } else {
+            pool.unmapped.remove(&(b.stream, b.addr, id))
+        }
+    }
+
+    /// The private pool with this id, created on first use.
+    pub(crate) fn private_pool_entry(&mut self, id: MempoolId) -> &mut PrivatePool {
+        if !self.private_pools.contains_key(&id) {
+            let large = self.pools.len();
+            self.pools.push(BlockPool::new(false, Some(id)));
+            self.pools.push(BlockPool::new(true, Some(id)));
+            self.private_pools.insert(
+                id,
+                PrivatePool {
+                    large,
+                    small: large + 1,
+                    use_count: 0,
+                    cuda_malloc_count: 0,
+                },
+            );
+        }
+        self.private_pools.get_mut(&id).expect("inserted above")
+    }
+
+    /// `beginAllocateToPool`: until `end_allocate_to_pool`, allocations on `stream` (or on every
+    /// stream when `None`) go to private pool `id` (a CUDA graph capture or a MemPool context).
+    pub fn begin_allocate_to_pool(&mut self, id: MempoolId, stream: Option<StreamId>) {
+        self.private_pool_entry(id).use_count += 1;
+        self.freeable_pools.retain(|p| *p != id);
+        self.captures.push(Capture { pool: id, stream });
+    }
+
+    /// `endAllocateToPool`: stop routing allocations to pool `id`.
+    pub fn end_allocate_to_pool(&mut self, id: MempoolId) {
+        self.captures.retain(|c| c.pool != id);
+    }
+
+    /// `releasePool`: the graph is gone; its cached segments are freed by the next `empty_cache`.
+    pub fn release_pool(&mut self, id: MempoolId) {
+        if let Some(p) = self.private_pools.get_mut(&id) {
+            p.use_count = p.use_count.saturating_sub(1);
+            if p.use_count == 0 && !self.freeable_pools.contains(&id) {
+                self.freeable_pools.push(id);
+            }
+        }
+    }
+
+    pub(crate) fn note_segment_added(&mut self, pool: usize) {
+        if let Some(owner) = self.pools[pool].owner {
+            if let Some(p) = self.private_pools.get_mut(&owner) {
+                p.cuda_malloc_count += 1;
+            }
+        }
+    }
+
+    pub(crate) fn note_segment_removed(&mut self, pool: usize) {
+        if let Some(owner) = self.pools[pool].owner {
+            if let Some(p) = self.private_pools.get_mut(&owner) {
+                p.cuda_malloc_count = p.cuda_malloc_count.saturating_sub(1);
+            }
+        }
+    }
+}
