@@ -1,4 +1,21 @@
 //! Analyses over a Snapshot (see DESIGN.md).
 
-pub mod totals;
+pub mod anomalies;
+pub mod bands;
+pub mod churn;
+pub mod diagnosis;
+pub mod fixes;
+pub mod flamegraph;
+pub mod fragmentation;
+pub mod frames;
+pub mod intervals;
+pub mod lod;
+pub mod peak;
+pub mod pinning;
+pub mod plan;
+pub mod sizes;
 pub mod summary;
+#[cfg(test)]
+pub(crate) mod testutil;
+pub mod timeline;
+pub mod totals;

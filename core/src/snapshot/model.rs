@@ -16,9 +16,11 @@ use super::value::Value;
 pub type Extra = Vec<(Arc<str>, Value)>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct FrameId(pub u32);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct StackId(pub u32);
 
 /// One stack frame: Python, TorchScript, inductor or C++ (all use the same three keys).

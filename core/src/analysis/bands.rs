@@ -1,0 +1,197 @@
+//! The stacked-band layout of live allocations (MemoryViz's Active Memory Timeline), at a zoom.
+//!
+//! Allocations are stacked in allocation order, each as tall as its size. At a given range and
+//! pixel width, only allocations of at least `min_bytes` (about one pixel of height) get a band;
+//! the others are summed into one summary band on top whose per-column min and max are exact
+//! over every entry of the column, so nothing vanishes when zoomed out (MemoryViz instead keeps
+//! the N largest and samples). In a column an allocation is present when it is live after any
+//! entry of the column, so short-lived large allocations still show.
+
+use super::timeline::Timeline;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Cell {
+    /// Index into `Timeline::allocations.list`.
+    pub alloc: usize,
+    pub y0: u64,
+    pub y1: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Column {
+    pub start: usize,
+    pub end: usize,
+    /// Bands present in the column, bottom to top.
+    pub cells: Vec<Cell>,
+    /// Top of the last cell: where the summary band starts.
+    pub top: u64,
+    /// Bytes of allocations below `min_bytes`, min and max over the column's entries.
+    pub summary_min: u64,
+    pub summary_max: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct BandLayout {
+    pub min_bytes: u64,
+    pub columns: Vec<Column>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Hit {
+    Allocation(usize),
+    Summary,
+    Nothing,
+}
+
+/// One pixel of height when `[a, b)` is drawn `height_px` tall (scaled to the range's peak).
+pub fn min_bytes_for(tl: &Timeline, a: usize, b: usize, height_px: u64) -> u64 {
+    let max = tl.allocated.min_max(a, b).map(|m| m.1).unwrap_or(0);
+    (max / height_px.max(1)).max(1)
+}
+
+pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -> BandLayout {
+    let b = b.min(tl.len());
+    if a >= b || width == 0 {
+        return BandLayout {
+            min_bytes,
+            columns: Vec::new(),
+        };
+    }
+    let list = &tl.allocations.list;
+    let visible: Vec<usize> = (0..list.len())
+        .filter(|&k| {
+            let al = &list[k];
+            al.size >= min_bytes && al.start < al.end && al.start < b && al.end > a
+        })
+        .collect();
+    // Bytes of visible allocations live after each entry of [a, b), by a difference array.
+    let n = b - a;
+    let mut diff = vec![0i128; n + 1];
+    for &k in &visible {
+        let al = &list[k];
+        diff[al.start.max(a) - a] += al.size as i128;
+        diff[al.end.min(b) - a] -= al.size as i128;
+    }
+    let mut small = Vec::with_capacity(n);
+    let mut cur = 0i128;
+    let all = tl.allocated.values();
+    for (i, d) in diff.iter().take(n).enumerate() {
+        cur += d;
+        small.push((all[a + i] as i128 - cur).max(0) as u64);
+    }
+
+    let w = width.min(n);
+    let mut columns = Vec::with_capacity(w);
+    let mut next = 0;
+    let mut active: Vec<usize> = Vec::new();
+    for j in 0..w {
+        let s = a + j * n / w;
+        let e = a + (j + 1) * n / w;
+        while next < visible.len() && list[visible[next]].start < e {
+            active.push(visible[next]);
+            next += 1;
+        }
+        active.retain(|&k| list[k].end > s);
+        let mut y = 0;
+        let cells: Vec<Cell> = active
+            .iter()
+            .map(|&k| {
+                let c = Cell {
+                    alloc: k,
+                    y0: y,
+                    y1: y + list[k].size,
+                };
+                y = c.y1;
+                c
+            })
+            .collect();
+        let part = &small[s - a..e - a];
+        columns.push(Column {
+            start: s,
+            end: e,
+            cells,
+            top: y,
+            summary_min: part.iter().copied().min().unwrap_or(0),
+            summary_max: part.iter().copied().max().unwrap_or(0),
+        });
+    }
+    BandLayout { min_bytes, columns }
+}
+
+impl BandLayout {
+    /// What is drawn at entry `index`, height `bytes`.
+    pub fn hit(&self, index: usize, bytes: u64) -> Hit {
+        let c = self.columns.partition_point(|c| c.end <= index);
+        let Some(col) = self.columns.get(c).filter(|c| c.start <= index) else {
+            return Hit::Nothing;
+        };
+        let k = col.cells.partition_point(|cell| cell.y1 <= bytes);
+        match col.cells.get(k) {
+            Some(cell) if cell.y0 <= bytes => Hit::Allocation(cell.alloc),
+            _ if bytes >= col.top && bytes < col.top + col.summary_max => Hit::Summary,
+            _ => Hit::Nothing,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testutil::*;
+    use crate::snapshot::Action;
+
+    fn tl() -> Timeline {
+        let t = vec![
+            entry(Action::Alloc, 0x10000000, 4 * MB),         // 0: A
+            entry(Action::Alloc, 0x20000000, 512),            // 1: small
+            entry(Action::Alloc, 0x30000000, 2 * MB),         // 2: B
+            entry(Action::FreeRequested, 0x10000000, 4 * MB), // 3: A freed, B slides down
+            entry(Action::FreeRequested, 0x20000000, 512),    // 4
+            entry(Action::FreeRequested, 0x30000000, 2 * MB), // 5
+        ];
+        Timeline::build(&snapshot(vec![], t), 0)
+    }
+
+    #[test]
+    fn full_resolution_is_exact() {
+        let tl = tl();
+        let l = layout(&tl, 0, 6, 100, MB);
+        assert_eq!(l.columns.len(), 6);
+        let ys: Vec<Vec<(u64, u64)>> = l
+            .columns
+            .iter()
+            .map(|c| c.cells.iter().map(|x| (x.y0, x.y1)).collect())
+            .collect();
+        assert_eq!(ys[0], vec![(0, 4 * MB)]);
+        assert_eq!(ys[2], vec![(0, 4 * MB), (4 * MB, 6 * MB)]);
+        assert_eq!(ys[3], vec![(0, 2 * MB)]);
+        assert!(ys[5].is_empty());
+        assert_eq!(
+            l.columns.iter().map(|c| c.summary_max).collect::<Vec<_>>(),
+            vec![0, 512, 512, 512, 0, 0]
+        );
+        assert_eq!(l.hit(2, 5 * MB), Hit::Allocation(2));
+        assert_eq!(l.hit(2, MB), Hit::Allocation(0));
+        assert_eq!(l.hit(2, 6 * MB + 100), Hit::Summary);
+        assert_eq!(l.hit(2, 7 * MB), Hit::Nothing);
+        assert_eq!(l.hit(9, 0), Hit::Nothing);
+    }
+
+    #[test]
+    fn zoomed_out_keeps_short_allocations() {
+        let tl = tl();
+        let l = layout(&tl, 0, 6, 2, MB);
+        assert_eq!(l.columns.len(), 2);
+        // Column 0 is entries 0..3: A and B both present.
+        assert_eq!(l.columns[0].cells.len(), 2);
+        assert_eq!(l.columns[0].summary_min, 0);
+        assert_eq!(l.columns[0].summary_max, 512);
+        // Column 1 is entries 3..6: B only (A freed at 3).
+        assert_eq!(l.columns[1].cells.len(), 1);
+        assert_eq!(min_bytes_for(&tl, 0, 6, 6), MB + 512 / 6);
+    }
+}

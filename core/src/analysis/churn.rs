@@ -1,0 +1,286 @@
+//! Size-class churn: which allocation sizes the trace uses, how often, and whether large sizes
+//! keep alternating with frees in between, the pattern where each size leaves a hole the next
+//! one cannot reuse, so reserved memory grows while allocated memory does not.
+
+use std::collections::HashMap;
+
+use super::intervals::{Allocation, Allocations};
+use super::sizes::SMALL_SIZE;
+use crate::snapshot::AllocatorSettings;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SizeStat {
+    /// Block size (rounded request).
+    pub size: u64,
+    pub allocs: usize,
+    pub frees: usize,
+    pub bytes: u64,
+}
+
+/// Power-of-two class `[2^log2, 2^(log2+1))` of block sizes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SizeClass {
+    pub log2: u32,
+    pub allocs: usize,
+    pub frees: usize,
+    pub bytes: u64,
+    pub distinct_sizes: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Alternation {
+    pub smaller: u64,
+    pub larger: u64,
+    /// Switches between the two sizes where the previous one was already freed (a hole left).
+    pub alternations: usize,
+    pub allocs_smaller: usize,
+    pub allocs_larger: usize,
+    /// What the smaller size leaves when carved from the larger one's hole.
+    pub remainder: u64,
+    /// The smaller size may not take the larger's block at all (the larger is at or above
+    /// `max_split_size` and the smaller below it).
+    pub smaller_blocked_by_max_split: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Churn {
+    pub allocs: usize,
+    pub frees: usize,
+    pub distinct_sizes: usize,
+    /// Distinct sizes above 1 MiB (large pool).
+    pub distinct_large_sizes: usize,
+    /// By allocation count, most first.
+    pub sizes: Vec<SizeStat>,
+    pub classes: Vec<SizeClass>,
+    pub bytes_allocated: u64,
+    pub peak_live: u64,
+    /// bytes_allocated / peak_live: how many times the peak's worth of memory was recycled.
+    pub turnover: f64,
+    pub alternating: Option<Alternation>,
+    pub verdict: String,
+}
+
+/// Alternations at which the pattern is reported.
+pub const ALTERNATION_THRESHOLD: usize = 4;
+/// Large sizes considered for pairs (the most frequent ones).
+const TOP_SIZES: usize = 8;
+
+fn max_split(settings: Option<&AllocatorSettings>) -> Option<u64> {
+    let v = settings?.get("max_split_size")?.as_i64()?;
+    (v > 0).then_some(v as u64)
+}
+
+fn count_alternations(seq: &[&Allocation], a: u64, b: u64) -> usize {
+    let mut prev: Option<&Allocation> = None;
+    let mut n = 0;
+    for x in seq.iter().filter(|x| x.size == a || x.size == b) {
+        if let Some(p) = prev {
+            if p.size != x.size && p.end <= x.start {
+                n += 1;
+            }
+        }
+        prev = Some(x);
+    }
+    n
+}
+
+pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Churn {
+    let traced: Vec<&Allocation> = allocs
+        .list
+        .iter()
+        .filter(|a| a.alloc_index.is_some())
+        .collect();
+    let mut by_size: HashMap<u64, SizeStat> = HashMap::new();
+    for a in &traced {
+        let s = by_size.entry(a.size).or_insert(SizeStat {
+            size: a.size,
+            allocs: 0,
+            frees: 0,
+            bytes: 0,
+        });
+        s.allocs += 1;
+        s.bytes += a.size;
+        if a.end < allocs.trace_len {
+            s.frees += 1;
+        }
+    }
+    let mut sizes: Vec<SizeStat> = by_size.into_values().collect();
+    sizes.sort_by(|x, y| y.allocs.cmp(&x.allocs).then(x.size.cmp(&y.size)));
+
+    let mut classes: HashMap<u32, SizeClass> = HashMap::new();
+    for s in &sizes {
+        let log2 = 63 - s.size.max(1).leading_zeros();
+        let c = classes.entry(log2).or_insert(SizeClass {
+            log2,
+            allocs: 0,
+            frees: 0,
+            bytes: 0,
+            distinct_sizes: 0,
+        });
+        c.allocs += s.allocs;
+        c.frees += s.frees;
+        c.bytes += s.bytes;
+        c.distinct_sizes += 1;
+    }
+    let mut classes: Vec<SizeClass> = classes.into_values().collect();
+    classes.sort_by_key(|c| c.log2);
+
+    // Peak live bytes by a difference array over the trace.
+    let n = allocs.trace_len;
+    let mut diff = vec![0i128; n + 1];
+    for a in &allocs.list {
+        if a.start < a.end {
+            diff[a.start] += a.size as i128;
+            diff[a.end.min(n)] -= a.size as i128;
+        }
+    }
+    let (mut cur, mut peak_live) = (0i128, 0i128);
+    for d in diff.iter().take(n) {
+        cur += d;
+        peak_live = peak_live.max(cur);
+    }
+    let peak_live = peak_live as u64;
+    let bytes_allocated: u64 = traced.iter().map(|a| a.size).sum();
+
+    let large: Vec<&Allocation> = traced
+        .iter()
+        .copied()
+        .filter(|a| a.size > SMALL_SIZE)
+        .collect();
+    let top: Vec<&SizeStat> = sizes
+        .iter()
+        .filter(|s| s.size > SMALL_SIZE && s.allocs >= 2)
+        .take(TOP_SIZES)
+        .collect();
+    let mut best: Option<(usize, u64, u64)> = None;
+    for (i, x) in top.iter().enumerate() {
+        for y in &top[i + 1..] {
+            let (a, b) = (x.size.min(y.size), x.size.max(y.size));
+            let n = count_alternations(&large, a, b);
+            if best.is_none_or(|(m, _, _)| n > m) {
+                best = Some((n, a, b));
+            }
+        }
+    }
+    let ms = max_split(settings);
+    let alternating = best
+        .filter(|(n, _, _)| *n >= ALTERNATION_THRESHOLD)
+        .map(|(n, a, b)| {
+            let count = |s: u64| sizes.iter().find(|x| x.size == s).map_or(0, |x| x.allocs);
+            Alternation {
+                smaller: a,
+                larger: b,
+                alternations: n,
+                allocs_smaller: count(a),
+                allocs_larger: count(b),
+                remainder: b - a,
+                smaller_blocked_by_max_split: ms.is_some_and(|m| a < m && b >= m),
+            }
+        });
+    let distinct_large_sizes = sizes.iter().filter(|s| s.size > SMALL_SIZE).count();
+    let turnover = if peak_live == 0 {
+        0.0
+    } else {
+        bytes_allocated as f64 / peak_live as f64
+    };
+    let verdict = match &alternating {
+        Some(al) => format!(
+            "alternating sizes: {} B and {} B switch {} times with frees in between; a {} B request \
+             cannot reuse a {} B hole, and a {} B request carved from a {} B hole leaves {} B{}",
+            al.smaller,
+            al.larger,
+            al.alternations,
+            al.larger,
+            al.smaller,
+            al.smaller,
+            al.larger,
+            al.remainder,
+            if al.smaller_blocked_by_max_split {
+                " (here it may not take it at all: max_split_size)"
+            } else {
+                ""
+            }
+        ),
+        None if traced.is_empty() => "no allocations in the trace".to_string(),
+        None => format!(
+            "no alternating-size pattern; {} distinct sizes ({} above 1 MiB), turnover {:.1}x the peak",
+            sizes.len(),
+            distinct_large_sizes,
+            turnover
+        ),
+    };
+    Churn {
+        allocs: traced.len(),
+        frees: sizes.iter().map(|s| s.frees).sum(),
+        distinct_sizes: sizes.len(),
+        distinct_large_sizes,
+        sizes,
+        classes,
+        bytes_allocated,
+        peak_live,
+        turnover,
+        alternating,
+        verdict,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::intervals::allocations;
+    use crate::analysis::testutil::*;
+
+    #[test]
+    fn detects_alternation() {
+        let mut t = Vec::new();
+        for k in 0..5u64 {
+            t.extend(alloc_free(0x1000_0000 + k * 0x100_0000, 30 * MB));
+            t.extend(alloc_free(0x4000_0000 + k * 0x100_0000, 50 * MB));
+        }
+        t.extend(alloc_free(0x9000, 1000));
+        let snap = snapshot(vec![], t);
+        let c = churn(&allocations(&snap, 0), None);
+        assert_eq!(c.allocs, 11);
+        assert_eq!(c.frees, 11);
+        assert_eq!(c.distinct_sizes, 3);
+        assert_eq!(c.distinct_large_sizes, 2);
+        assert_eq!(c.sizes[0].allocs, 5);
+        assert_eq!(c.peak_live, 50 * MB);
+        let al = c.alternating.clone().expect("pattern");
+        assert_eq!(
+            (al.smaller, al.larger, al.alternations),
+            (30 * MB, 50 * MB, 9)
+        );
+        assert_eq!(al.remainder, 20 * MB);
+        assert!(c.verdict.contains("switch 9 times"));
+        let classes: Vec<(u32, usize)> = c.classes.iter().map(|x| (x.log2, x.allocs)).collect();
+        assert_eq!(classes, vec![(10, 1), (24, 5), (25, 5)]);
+    }
+
+    #[test]
+    fn overlapping_sizes_are_not_alternation() {
+        // All live at once, freed at the end: no hole is left between switches.
+        use crate::snapshot::Action::{Alloc, FreeRequested};
+        let addr = |k: u64| 0x1000_0000 + k * 0x1000_0000;
+        let mut t = Vec::new();
+        for k in 0..10u64 {
+            t.push(entry(
+                Alloc,
+                addr(k),
+                if k % 2 == 0 { 30 * MB } else { 50 * MB },
+            ));
+        }
+        for k in 0..10u64 {
+            t.push(entry(FreeRequested, addr(k), 0));
+        }
+        let c = churn(&allocations(&snapshot(vec![], t), 0), None);
+        assert!(c.alternating.is_none(), "{:?}", c.alternating);
+        assert_eq!(c.peak_live, 400 * MB);
+        assert!((c.turnover - 1.0).abs() < 1e-9);
+        assert!(c.verdict.starts_with("no alternating"));
+    }
+}

@@ -1,0 +1,128 @@
+//! Everything the diagnostics panel shows for one device, computed in one call.
+
+use super::anomalies::{anomalies, Anomalies};
+use super::churn::{churn, Churn};
+use super::fixes::{fixes, Fix, Inputs};
+use super::fragmentation::{fragmentation, DeviceFragmentation};
+use super::peak::{peak, Peak};
+use super::pinning::{pinning, PinningBlock};
+use super::plan::{plan, Plan, PlanSizes};
+use super::timeline::{Timeline, TimelineSummary};
+use crate::snapshot::Snapshot;
+
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Diagnosis {
+    pub device: usize,
+    pub has_trace: bool,
+    pub timeline: TimelineSummary,
+    pub fragmentation: DeviceFragmentation,
+    pub churn: Churn,
+    pub pinning: Vec<PinningBlock>,
+    pub peak: Peak,
+    pub anomalies: Anomalies,
+    /// Planned lower bound; `None` without a trace (the dump alone has no lifetimes).
+    pub plan: Option<PlanSummary>,
+    pub fixes: Vec<Fix>,
+}
+
+/// The planner's numbers without the per-allocation offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PlanSummary {
+    pub peak_live_requested: u64,
+    pub peak_live_block: u64,
+    pub arena_size: u64,
+    pub planned: usize,
+}
+
+impl From<&Plan> for PlanSummary {
+    fn from(p: &Plan) -> Self {
+        PlanSummary {
+            peak_live_requested: p.peak_live_requested,
+            peak_live_block: p.peak_live_block,
+            arena_size: p.arena_size,
+            planned: p.planned,
+        }
+    }
+}
+
+/// Runs the analyses for `device` over an already built timeline.
+pub fn diagnose_with(snap: &Snapshot, device: usize, tl: &Timeline) -> Diagnosis {
+    let settings = snap.allocator_settings.as_ref();
+    let fragmentation = fragmentation(snap, device);
+    let churn = churn(&tl.allocations, settings);
+    let pinning = pinning(snap, device, Some(&tl.allocations));
+    let peak = peak(snap, tl);
+    let anomalies = anomalies(snap, device, tl);
+    let has_trace = !tl.is_empty();
+    let plan = has_trace.then(|| PlanSummary::from(&plan(&tl.allocations, PlanSizes::Block)));
+    let sizes: Vec<u64> = tl
+        .allocations
+        .list
+        .iter()
+        .filter(|a| a.alloc_index.is_some())
+        .map(|a| a.size)
+        .collect();
+    let fixes = fixes(&Inputs {
+        fragmentation: &fragmentation,
+        churn: has_trace.then_some(&churn),
+        pinning: &pinning,
+        settings,
+        large_request_sizes: &sizes,
+    });
+    Diagnosis {
+        device,
+        has_trace,
+        timeline: tl.summary(),
+        fragmentation,
+        churn,
+        pinning,
+        peak,
+        anomalies,
+        plan,
+        fixes,
+    }
+}
+
+pub fn diagnose(snap: &Snapshot, device: usize) -> Diagnosis {
+    diagnose_with(snap, device, &Timeline::build(snap, device))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testutil::*;
+    use crate::snapshot::BlockState::*;
+
+    #[test]
+    fn bundles_consistent_numbers() {
+        let mut t = Vec::new();
+        for k in 0..5u64 {
+            t.extend(alloc_free(0x4000_0000 + k * 0x100_0000, 30 * MB));
+            t.extend(alloc_free(0x5000_0000 + k * 0x100_0000, 50 * MB));
+        }
+        t.push(crate::snapshot::TraceEntry::new(
+            crate::snapshot::Action::Alloc,
+            0x1000_0000,
+            MB,
+        ));
+        let segs = vec![segment(
+            0x1000_0000,
+            &[(MB, ActiveAllocated, MB), (19 * MB, Inactive, 0)],
+        )];
+        let d = diagnose(&snapshot(segs, t), 0);
+        assert!(d.has_trace);
+        assert_eq!(d.timeline.peak_allocated, 50 * MB);
+        assert_eq!(d.peak.allocated, 50 * MB);
+        assert_eq!(d.fragmentation.allocated, MB);
+        assert!(d.timeline.end_allocated_matches_dump);
+        assert_eq!(d.pinning.len(), 1);
+        assert_eq!(d.anomalies.leak_suspects.len(), 1);
+        let p = d.plan.expect("plan");
+        assert_eq!(p.peak_live_block, 50 * MB);
+        assert_eq!(p.arena_size, 50 * MB);
+        assert!(d.churn.alternating.is_some());
+        assert!(!d.fixes.is_empty());
+    }
+}

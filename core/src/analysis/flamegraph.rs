@@ -1,0 +1,217 @@
+//! Flame graphs of memory by stack: live bytes at a point (default the peak), or bytes × entries
+//! lived over the whole trace. Root, then outermost frame, ..., innermost frame.
+
+use std::collections::HashMap;
+
+use super::frames::{format, is_omitted};
+use super::intervals::Allocation;
+use super::timeline::Timeline;
+use crate::snapshot::Snapshot;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Node {
+    pub name: String,
+    pub value: u64,
+    /// Largest first.
+    pub children: Vec<Node>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// Bytes live after the given entry (`None`: at the peak of allocated bytes).
+    LiveAt(Option<usize>),
+    /// Size × entries lived, over the whole trace.
+    BytesTimesLifetime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    pub measure: Measure,
+    /// Drop the frames MemoryViz.js omits (capture machinery, interpreter loop).
+    pub filter: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            measure: Measure::LiveAt(None),
+            filter: true,
+        }
+    }
+}
+
+const NO_STACK: &str = "<no stack>";
+
+#[derive(Default)]
+struct Builder {
+    names: Vec<String>,
+    values: Vec<u64>,
+    children: Vec<Vec<usize>>,
+    index: HashMap<(usize, String), usize>,
+}
+
+impl Builder {
+    fn node(&mut self, name: String) -> usize {
+        self.names.push(name);
+        self.values.push(0);
+        self.children.push(Vec::new());
+        self.names.len() - 1
+    }
+
+    fn child(&mut self, parent: usize, name: String) -> usize {
+        if let Some(&c) = self.index.get(&(parent, name.clone())) {
+            return c;
+        }
+        let c = self.node(name.clone());
+        self.children[parent].push(c);
+        self.index.insert((parent, name), c);
+        c
+    }
+
+    fn finish(&self, n: usize) -> Node {
+        let mut children: Vec<Node> = self.children[n].iter().map(|&c| self.finish(c)).collect();
+        children.sort_by(|a, b| b.value.cmp(&a.value).then(a.name.cmp(&b.name)));
+        Node {
+            name: self.names[n].clone(),
+            value: self.values[n],
+            children,
+        }
+    }
+}
+
+pub fn flamegraph(snap: &Snapshot, tl: &Timeline, opts: Options) -> Node {
+    let trace_len = tl.allocations.trace_len;
+    let point = match opts.measure {
+        Measure::LiveAt(Some(i)) => Some(i),
+        Measure::LiveAt(None) => tl.peak_index(),
+        Measure::BytesTimesLifetime => None,
+    };
+    let weight = |a: &Allocation| -> u64 {
+        match opts.measure {
+            Measure::BytesTimesLifetime => a.size.saturating_mul(a.lifetime()),
+            Measure::LiveAt(_) => match point {
+                Some(i) => {
+                    if a.is_live_after(i) {
+                        a.size
+                    } else {
+                        0
+                    }
+                }
+                // No trace: what the dump holds.
+                None => {
+                    if a.end == trace_len {
+                        a.size
+                    } else {
+                        0
+                    }
+                }
+            },
+        }
+    };
+    let mut b = Builder::default();
+    let root = b.node("all".to_string());
+    for a in &tl.allocations.list {
+        let w = weight(a);
+        if w == 0 {
+            continue;
+        }
+        b.values[root] += w;
+        let mut at = root;
+        match a.stack {
+            None => {
+                at = b.child(at, NO_STACK.to_string());
+                b.values[at] += w;
+            }
+            Some(s) => {
+                for f in snap.stacks.stack(s).iter().rev() {
+                    let frame = snap.stacks.frame(*f);
+                    if opts.filter && is_omitted(frame) {
+                        continue;
+                    }
+                    at = b.child(at, format(frame));
+                    b.values[at] += w;
+                }
+            }
+        }
+    }
+    b.finish(root)
+}
+
+/// Folded-stack lines (`frame;frame;... value`) for flamegraph.pl and speedscope.
+pub fn folded(node: &Node) -> Vec<String> {
+    fn walk(n: &Node, path: &mut Vec<String>, out: &mut Vec<String>) {
+        let own = n.value - n.children.iter().map(|c| c.value).sum::<u64>();
+        if own > 0 && !path.is_empty() {
+            out.push(format!("{} {}", path.join(";"), own));
+        }
+        for c in &n.children {
+            path.push(c.name.clone());
+            walk(c, path, out);
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(node, &mut Vec::new(), &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testutil::*;
+    use crate::snapshot::Action;
+
+    #[test]
+    fn tree_at_peak_and_lifetime() {
+        let mut snap = snapshot(vec![], vec![]);
+        let s1 = stack(
+            &mut snap,
+            &[
+                ("??", 0, "torch::unwind::unwind()"),
+                ("/p/m.py", 5, "f"),
+                ("/p/t.py", 1, "main"),
+            ],
+        );
+        let s2 = stack(&mut snap, &[("/p/m.py", 9, "g"), ("/p/t.py", 1, "main")]);
+        let t = vec![
+            with_stack(entry(Action::Alloc, 0x1000, 4096), s1),
+            with_stack(entry(Action::Alloc, 0x2000, 1024), s2),
+            entry(Action::Alloc, 0x3000, 512),
+            entry(Action::FreeRequested, 0x1000, 4096),
+        ];
+        snap.device_traces = Some(vec![t]);
+        let tl = Timeline::build(&snap, 0);
+        let g = flamegraph(&snap, &tl, Options::default());
+        assert_eq!(g.value, 4096 + 1024 + 512);
+        assert_eq!(g.children[0].name, "/p/t.py:1:main");
+        assert_eq!(g.children[0].value, 5120);
+        let main = &g.children[0];
+        assert_eq!(main.children[0].name, "/p/m.py:5:f");
+        // The unwind frame is filtered out.
+        assert!(main.children[0].children.is_empty());
+        assert_eq!(g.children[1].name, "<no stack>");
+        let unfiltered = flamegraph(
+            &snap,
+            &tl,
+            Options {
+                measure: Measure::LiveAt(Some(3)),
+                filter: false,
+            },
+        );
+        assert_eq!(unfiltered.value, 1024 + 512);
+        let life = flamegraph(
+            &snap,
+            &tl,
+            Options {
+                measure: Measure::BytesTimesLifetime,
+                filter: true,
+            },
+        );
+        // 4096 x 3 entries, 1024 x 3 (to the end), 512 x 2.
+        assert_eq!(life.value, 4096 * 3 + 1024 * 3 + 512 * 2);
+        let lines = folded(&g);
+        assert!(lines.contains(&"/p/t.py:1:main;/p/m.py:5:f 4096".to_string()));
+        assert!(lines.contains(&"<no stack> 512".to_string()));
+    }
+}

@@ -1,0 +1,278 @@
+//! Frame classification and formatting: which frames are noise (MemoryViz.js's omit lists),
+//! which are torch internals or the Python standard library, and which is the user's own line.
+
+use crate::snapshot::{Frame, StackId, Stacks};
+
+/// Symbol names MemoryViz.js hides (capture machinery and interpreter entry points).
+const OMIT_NAMES: &[&str] = &[
+    "unwind::unwind",
+    "CapturedTraceback::gather",
+    "gather_with_cpp",
+    "_start",
+    "__libc_start_main",
+    "PyEval_",
+    "PyObject_",
+    "PyFunction_",
+];
+
+/// File names MemoryViz.js hides (dispatcher glue and CPython's evaluation loop).
+const OMIT_FILES: &[&str] = &[
+    "core/boxing",
+    "/Register",
+    "/Redispatch",
+    "pythonrun.c",
+    "Modules/main.c",
+    "Objects/call.c",
+    "Objects/methodobject.c",
+    "pycore_ceval.h",
+    "ceval.c",
+    "cpython/abstract.h",
+];
+
+/// Where a frame comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum FrameKind {
+    /// Python code outside torch, the standard library and installed packages.
+    User,
+    /// Python code of an installed package other than torch (transformers, einops, ...).
+    Library,
+    /// Python code of the torch package.
+    Torch,
+    /// Python standard library (`lib/python3.X/`, `<frozen ...>`).
+    Stdlib,
+    /// C, C++ or CUDA code (torch, CPython or libc), or an unsymbolized frame.
+    Native,
+}
+
+/// Paths compared with forward slashes, so Windows paths classify the same.
+fn norm(path: &str) -> String {
+    path.replace('\\', "/")
+}
+
+/// True for frames MemoryViz.js drops from stacks it prints.
+pub fn is_omitted(frame: &Frame) -> bool {
+    let name = &*frame.name;
+    let file = norm(&frame.filename);
+    OMIT_NAMES.iter().any(|n| name.contains(n)) || OMIT_FILES.iter().any(|f| file.contains(f))
+}
+
+fn is_python_file(file: &str) -> bool {
+    file.ends_with(".py") || file.starts_with('<')
+}
+
+fn in_packages(file: &str) -> Option<&str> {
+    ["site-packages/", "dist-packages/"]
+        .iter()
+        .find_map(|m| file.find(m).map(|i| &file[i + m.len()..]))
+}
+
+/// A path component `pythonX.Y` or `pythonXY` followed by more path (the standard library).
+fn in_stdlib(file: &str) -> bool {
+    if file.starts_with("<frozen ") {
+        return true;
+    }
+    let lower = file.to_ascii_lowercase();
+    let mut rest = lower.as_str();
+    while let Some(i) = rest.find("/python3") {
+        let after = &rest[i + "/python3".len()..];
+        let digits = after.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if digits.starts_with('/') && digits.len() > 1 {
+            return true;
+        }
+        rest = after;
+    }
+    // Windows installs: `...\Python311\Lib\os.py` (packages were handled before this).
+    lower
+        .split('/')
+        .collect::<Vec<_>>()
+        .windows(3)
+        .any(|w| w[0].starts_with("python") && w[1] == "lib" && !w[2].is_empty())
+}
+
+pub fn kind(frame: &Frame) -> FrameKind {
+    let file = norm(&frame.filename);
+    if !is_python_file(&file) {
+        return FrameKind::Native;
+    }
+    if let Some(pkg) = in_packages(&file) {
+        return if pkg.starts_with("torch/") {
+            FrameKind::Torch
+        } else {
+            FrameKind::Library
+        };
+    }
+    if file.starts_with("torch/") || file.contains("/pytorch/torch/") {
+        return FrameKind::Torch;
+    }
+    if in_stdlib(&file) {
+        return FrameKind::Stdlib;
+    }
+    FrameKind::User
+}
+
+/// Whether a frame is internal (torch, stdlib or native) rather than user or library code.
+pub fn is_internal(frame: &Frame) -> bool {
+    matches!(
+        kind(frame),
+        FrameKind::Torch | FrameKind::Stdlib | FrameKind::Native
+    )
+}
+
+/// The innermost user frame of a stack; when the stack has none, the innermost library frame
+/// (code the user called into that is still not torch). Index into the stack's frame list.
+pub fn top_user_frame(stacks: &Stacks, stack: StackId) -> Option<usize> {
+    let frames = stacks.stack(stack);
+    let kinds: Vec<FrameKind> = frames.iter().map(|f| kind(stacks.frame(*f))).collect();
+    kinds
+        .iter()
+        .position(|k| *k == FrameKind::User)
+        .or_else(|| kinds.iter().position(|k| *k == FrameKind::Library))
+}
+
+/// `file:line:name`, as MemoryViz.js prints a frame.
+pub fn format(frame: &Frame) -> String {
+    format!("{}:{}:{}", frame.filename, frame.line, frame.name)
+}
+
+/// The stack's frames, innermost first, without omitted frames when `filter` is set.
+pub fn visible_frames(stacks: &Stacks, stack: StackId, filter: bool) -> Vec<&Frame> {
+    stacks
+        .frames_of(stack)
+        .filter(|f| !filter || !is_omitted(f))
+        .collect()
+}
+
+/// One line per frame, innermost first; three or more equal consecutive lines collapse to one
+/// plus `<repeats N times>` like MemoryViz.js.
+pub fn format_stack(stacks: &Stacks, stack: StackId, filter: bool) -> Vec<String> {
+    let lines: Vec<String> = visible_frames(stacks, stack, filter)
+        .into_iter()
+        .map(format)
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i;
+        while j < lines.len() && lines[j] == lines[i] {
+            j += 1;
+        }
+        let run = j - i;
+        if run >= 3 {
+            out.push(lines[i].clone());
+            out.push(format!("<repeats {} times>", run - 1));
+        } else {
+            out.extend(lines[i..j].iter().cloned());
+        }
+        i = j;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn fr(file: &str, line: i64, name: &str) -> Frame {
+        Frame {
+            filename: Arc::from(file),
+            line,
+            name: Arc::from(name),
+            extra: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(
+            kind(&fr("??", 0, "torch::unwind::unwind()")),
+            FrameKind::Native
+        );
+        assert_eq!(kind(&fr("", 0, "c10::foo")), FrameKind::Native);
+        assert_eq!(kind(&fr("RegisterCUDA.cpp", 0, "x")), FrameKind::Native);
+        assert_eq!(
+            kind(&fr(
+                "/x/lib/python3.12/site-packages/torch/nn/modules/module.py",
+                1,
+                "f"
+            )),
+            FrameKind::Torch
+        );
+        assert_eq!(
+            kind(&fr(
+                r"D:\Dev\.venv\Lib\site-packages\torch\nn\modules\module.py",
+                1,
+                "f"
+            )),
+            FrameKind::Torch
+        );
+        assert_eq!(
+            kind(&fr(
+                r"D:\Dev\.venv\Lib\site-packages\einops\einops.py",
+                1,
+                "f"
+            )),
+            FrameKind::Library
+        );
+        assert_eq!(
+            kind(&fr("/opt/env/lib/python3.10/runpy.py", 1, "f")),
+            FrameKind::Stdlib
+        );
+        assert_eq!(
+            kind(&fr("<frozen runpy>", 88, "_run_code")),
+            FrameKind::Stdlib
+        );
+        assert_eq!(
+            kind(&fr("/root/proj/model.py", 3, "forward")),
+            FrameKind::User
+        );
+        assert_eq!(
+            kind(&fr(r"D:\Dev\proj\model.py", 3, "forward")),
+            FrameKind::User
+        );
+        assert_eq!(
+            kind(&fr(r"C:\Python311\Lib\runpy.py", 3, "f")),
+            FrameKind::Stdlib
+        );
+        assert_eq!(kind(&fr(r"D:\proj\lib\model.py", 3, "f")), FrameKind::User);
+    }
+
+    #[test]
+    fn omitted() {
+        assert!(is_omitted(&fr(
+            "??",
+            0,
+            "torch::CapturedTraceback::gather(bool)"
+        )));
+        assert!(is_omitted(&fr("/src/Objects/call.c", 0, "x")));
+        assert!(is_omitted(&fr("/a/RegisterCUDA.cpp", 0, "x")));
+        assert!(!is_omitted(&fr("/root/proj/model.py", 3, "forward")));
+    }
+
+    #[test]
+    fn top_user_and_format() {
+        let mut s = Stacks::new();
+        let a = s.push_frame(fr("??", 0, "c10::malloc"));
+        let b = s.push_frame(fr("/e/site-packages/torch/nn/functional.py", 9, "linear"));
+        let c = s.push_frame(fr("/e/site-packages/einops/einops.py", 5, "rearrange"));
+        let d = s.push_frame(fr("/root/proj/model.py", 42, "forward"));
+        let full = s.push_stack(vec![a, b, c, d].into());
+        let lib_only = s.push_stack(vec![a, b, c].into());
+        let none = s.push_stack(vec![a, b].into());
+        assert_eq!(top_user_frame(&s, full), Some(3));
+        assert_eq!(top_user_frame(&s, lib_only), Some(2));
+        assert_eq!(top_user_frame(&s, none), None);
+        assert_eq!(format(s.frame(d)), "/root/proj/model.py:42:forward");
+        let rep = s.push_stack(vec![d, d, d, d, a].into());
+        assert_eq!(
+            format_stack(&s, rep, false),
+            vec![
+                "/root/proj/model.py:42:forward".to_string(),
+                "<repeats 3 times>".to_string(),
+                "??:0:c10::malloc".to_string()
+            ]
+        );
+        assert_eq!(format_stack(&s, full, true).len(), 4);
+    }
+}
