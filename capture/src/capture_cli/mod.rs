@@ -1,0 +1,14 @@
+//! The `capture` tool: arguments, devices, running scenarios and replays, the summary.
+
+pub mod args;
+pub mod device;
+pub mod exec;
+pub mod progress;
+pub mod replay;
+pub mod run;
+pub mod settings;
+pub mod stacks;
+pub mod summary;
+
+pub use args::Args;
+pub use run::{run, Outcome};

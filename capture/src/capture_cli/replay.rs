@@ -1,0 +1,198 @@
+//! `--replay SNAPSHOT`: the requests of a real run (allocations, frees, their streams, sizes
+//! and frames) taken from its trace and run again through the model.
+//!
+//! A free whose `free_completed` does not follow its `free_requested` at once was held back by
+//! events (the block had been used on another stream): it is replayed as a `record_stream` on
+//! a side stream plus a free, and completed where the original trace completes it.
+//! (Written here because `analysis::replay` had no request extraction when this landed.)
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use memsnap_core::allocator::{Allocator, Config, StreamId};
+use memsnap_core::snapshot::{self, Action, Snapshot, StackId};
+
+use super::device::Device;
+use super::progress::Progress;
+use super::run::Outcome;
+use super::summary::Summary;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// `addr` is the original address: the key later frees use.
+    Alloc {
+        addr: u64,
+        size: u64,
+        stream: StreamId,
+        frames: Option<StackId>,
+    },
+    Free {
+        addr: u64,
+        /// The original's free waited for events (a record_stream).
+        deferred: bool,
+    },
+    /// The original's `free_completed` of a deferred free.
+    Complete { addr: u64 },
+}
+
+pub struct Requests {
+    pub requests: Vec<Request>,
+    pub config: Config,
+    pub snapshot: Snapshot,
+    pub device: usize,
+    /// Frees of blocks allocated before the trace starts (ring buffer): not replayable.
+    pub unmatched_frees: usize,
+}
+
+pub fn load(path: &Path) -> Result<Requests, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("--replay {}: {e}", path.display()))?;
+    let snap = snapshot::read(&bytes).map_err(|e| format!("--replay {}: {e}", path.display()))?;
+    let config = match &snap.allocator_settings {
+        Some(s) => Config::from_settings(s)
+            .map_err(|e| format!("--replay {}: allocator_settings: {e}", path.display()))?,
+        None => Config::default(),
+    };
+    extract(snap, config).map_err(|m| format!("--replay {}: {m}", path.display()))
+}
+
+/// The requests of the first device that has a trace.
+pub fn extract(snap: Snapshot, config: Config) -> Result<Requests, String> {
+    let device = (0..snap.device_traces.as_ref().map_or(0, |t| t.len()))
+        .find(|d| !snap.trace(*d).is_empty())
+        .ok_or("the file has no trace to replay (recorded without _record_memory_history?)")?;
+    let trace = snap.trace(device);
+    let mut requests = Vec::new();
+    let mut live: HashSet<u64> = HashSet::new();
+    let mut pending: HashSet<u64> = HashSet::new();
+    let mut unmatched_frees = 0;
+    for (i, e) in trace.iter().enumerate() {
+        let Some(addr) = e.addr else { continue };
+        match e.action {
+            Action::Alloc => {
+                live.insert(addr);
+                requests.push(Request::Alloc {
+                    addr,
+                    size: e.size.unwrap_or(0),
+                    stream: e.stream.unwrap_or(0),
+                    frames: e.frames,
+                });
+            }
+            Action::FreeRequested => {
+                if !live.remove(&addr) {
+                    unmatched_frees += 1;
+                    continue;
+                }
+                let completes_now = trace
+                    .get(i + 1)
+                    .is_some_and(|n| n.action == Action::FreeCompleted && n.addr == Some(addr));
+                // A free with no completion at all in the trace is still pending at the end.
+                let deferred = !completes_now;
+                if deferred {
+                    pending.insert(addr);
+                }
+                requests.push(Request::Free { addr, deferred });
+            }
+            Action::FreeCompleted if pending.remove(&addr) => {
+                requests.push(Request::Complete { addr });
+            }
+            _ => {}
+        }
+    }
+    Ok(Requests {
+        requests,
+        config,
+        snapshot: snap,
+        device,
+        unmatched_frees,
+    })
+}
+
+/// Runs the requests on `alloc` with the original's frames and takes the snapshot.
+pub fn run<D: Device>(
+    alloc: &mut Allocator<D>,
+    r: &Requests,
+    quiet: bool,
+    label: String,
+) -> Result<Outcome, String> {
+    alloc.set_stacks(r.snapshot.stacks.clone());
+    let progress = Progress::new(r.requests.len() as u64, "replay", quiet);
+    // Original address -> address in this run.
+    let mut addrs: HashMap<u64, u64> = HashMap::new();
+    let mut streams: HashMap<StreamId, StreamId> = HashMap::from([(0, 0)]);
+    let mut side: Option<StreamId> = None;
+    let mut failed: HashSet<u64> = HashSet::new();
+    let mut ooms = Vec::new();
+    for (i, req) in r.requests.iter().enumerate() {
+        match req {
+            Request::Alloc {
+                addr,
+                size,
+                stream,
+                frames,
+            } => {
+                let s = match streams.get(stream) {
+                    Some(s) => *s,
+                    None => {
+                        let s = alloc.backing_mut().adopt_stream(*stream)?;
+                        streams.insert(*stream, s);
+                        s
+                    }
+                };
+                match alloc.malloc(*size, s, *frames) {
+                    Ok(a) => {
+                        alloc.backing_mut().touch(a, *size, s);
+                        addrs.insert(*addr, a);
+                        failed.remove(addr);
+                    }
+                    Err(oom) => {
+                        ooms.push(format!("request {i} ({size} bytes): {oom}"));
+                        failed.insert(*addr);
+                    }
+                }
+            }
+            Request::Free { addr, deferred } => {
+                if let Some(a) = addrs.remove(addr) {
+                    if *deferred {
+                        let s = match side {
+                            Some(s) => s,
+                            None => {
+                                let s = alloc.backing_mut().new_stream()?;
+                                side = Some(s);
+                                s
+                            }
+                        };
+                        alloc.record_stream(a, s).map_err(|e| e.to_string())?;
+                        addrs.insert(*addr ^ PENDING_TAG, a);
+                    }
+                    alloc.free(a).map_err(|e| e.to_string())?;
+                }
+            }
+            Request::Complete { addr } => {
+                if let Some(a) = addrs.remove(&(*addr ^ PENDING_TAG)) {
+                    alloc.complete_pending_free(a);
+                }
+            }
+        }
+        progress.inc();
+        alloc.backing_mut().check()?;
+    }
+    progress.finish();
+    let snapshot = alloc.snapshot();
+    let mut label = label;
+    if r.unmatched_frees > 0 {
+        label.push_str(&format!(
+            " ({} frees of blocks allocated before the trace starts skipped)",
+            r.unmatched_frees
+        ));
+    }
+    let summary = Summary::new(label, alloc.stats(), &snapshot, r.requests.len() as u64);
+    Ok(Outcome {
+        snapshot,
+        summary,
+        ooms,
+    })
+}
+
+/// Keys pending frees apart from live allocations at the same original address (the address
+/// can be reused by a new allocation before the pending free completes).
+const PENDING_TAG: u64 = 1 << 63;
