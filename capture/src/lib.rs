@@ -7,3 +7,4 @@
 pub mod capture_cli;
 pub mod cuda;
 pub mod scenario;
+pub mod memsnap_cli;

@@ -1,0 +1,98 @@
+//! Loading a snapshot named on the command line (`-` = stdin), and the CLI's error type.
+
+use std::io::Read;
+use std::path::Path;
+
+use memsnap_core::snapshot::{read, Snapshot};
+
+/// Largest input read (the reader's gzip bound is the same).
+const MAX_INPUT: u64 = 4 << 30;
+
+/// One line for the user: `<what>: <message>` (what = the file, or `<stdin>`/`<stdout>`).
+#[derive(Debug)]
+pub struct CliError {
+    pub what: String,
+    pub message: String,
+    /// Stdout was closed by the reader (`| head`): nothing to report.
+    pub closed_pipe: bool,
+}
+
+impl CliError {
+    pub fn new(what: impl Into<String>, message: impl std::fmt::Display) -> CliError {
+        CliError {
+            what: what.into(),
+            message: message.to_string(),
+            closed_pipe: false,
+        }
+    }
+}
+
+impl CliError {
+    /// A failed write to stdout. A closed pipe (`memsnap segments f | head`) is not reported:
+    /// [`super::main`] exits quietly for it.
+    pub fn stdout(e: std::io::Error) -> CliError {
+        let closed_pipe = e.kind() == std::io::ErrorKind::BrokenPipe;
+        CliError {
+            closed_pipe,
+            ..CliError::new("<stdout>", e)
+        }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.message)
+    }
+}
+
+fn display_name(path: &str) -> &str {
+    if path == "-" {
+        "<stdin>"
+    } else {
+        path
+    }
+}
+
+/// The raw bytes of `path`, refusing more than [`MAX_INPUT`] before reading them.
+pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
+    let name = display_name(path);
+    let too_big = |n: u64| {
+        CliError::new(
+            name,
+            format!(
+                "{n} bytes or more, larger than the {} GiB memsnap reads",
+                MAX_INPUT >> 30
+            ),
+        )
+    };
+    let mut buf = Vec::new();
+    if path == "-" {
+        std::io::stdin()
+            .lock()
+            .take(MAX_INPUT + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| CliError::new(name, e))?;
+    } else {
+        let file = std::fs::File::open(Path::new(path)).map_err(|e| CliError::new(name, e))?;
+        let meta = file.metadata().map_err(|e| CliError::new(name, e))?;
+        if meta.is_dir() {
+            return Err(CliError::new(name, "is a directory, not a snapshot file"));
+        }
+        if meta.len() > MAX_INPUT {
+            return Err(too_big(meta.len()));
+        }
+        file.take(MAX_INPUT + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| CliError::new(name, e))?;
+    }
+    if buf.len() as u64 > MAX_INPUT {
+        return Err(too_big(buf.len() as u64));
+    }
+    Ok(buf)
+}
+
+/// Reads and parses the snapshot at `path` (`-` = stdin).
+pub fn load(path: &str) -> Result<Snapshot, CliError> {
+    let data = bytes(path)?;
+    read(&data).map_err(|e| CliError::new(display_name(path), e))
+}

@@ -1,0 +1,116 @@
+//! `memsnap stats FILE [--json]`: counts and byte totals, per device and overall.
+
+use std::io::Write;
+
+use memsnap_core::analysis::summary::{DeviceSummary, Summary};
+use memsnap_core::snapshot::Snapshot;
+
+use super::format::size_exact;
+use super::{load, CliError};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Snapshot file (pickle or gzipped pickle); `-` reads stdin.
+    pub file: String,
+    /// Print the whole-file summary as one JSON object instead.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let snapshot = load(&args.file)?;
+    let summary = Summary::of(&snapshot);
+    let text = if args.json {
+        json(&summary).to_string() + "\n"
+    } else {
+        human(&args.file, &snapshot, &summary)
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(CliError::stdout)
+}
+
+/// The JSON form: exactly the fields of [`Summary`].
+pub fn json(s: &Summary) -> serde_json::Value {
+    serde_json::json!({
+        "segments": s.segments,
+        "blocks": s.blocks,
+        "devices": s.devices,
+        "trace_entries": s.trace_entries,
+        "actions": s.actions,
+        "reserved_bytes": s.reserved_bytes,
+        "allocated_bytes": s.allocated_bytes,
+        "active_bytes": s.active_bytes,
+        "requested_bytes": s.requested_bytes,
+        "largest_free_block_bytes": s.largest_free_block_bytes,
+        "total_free_bytes": s.total_free_bytes,
+        "distinct_alloc_sizes": s.distinct_alloc_sizes,
+    })
+}
+
+fn bytes_lines(
+    out: &mut String,
+    indent: &str,
+    reserved: u64,
+    allocated: u64,
+    active: u64,
+    requested: u64,
+    free: u64,
+    largest_free: u64,
+) {
+    let rows = [
+        ("reserved", reserved),
+        ("allocated", allocated),
+        ("active", active),
+        ("requested", requested),
+        ("free (cached)", free),
+        ("largest free block", largest_free),
+    ];
+    for (name, v) in rows {
+        out.push_str(&format!("{indent}{name:<20}{}\n", size_exact(v)));
+    }
+}
+
+fn human(file: &str, snapshot: &Snapshot, s: &Summary) -> String {
+    let mut out = format!("{file}\n");
+    for d in DeviceSummary::per_device(snapshot) {
+        out.push_str(&format!(
+            "device {}: {} segments, {} blocks, {} trace entries\n",
+            d.device, d.segments, d.blocks, d.trace_entries
+        ));
+        bytes_lines(
+            &mut out,
+            "  ",
+            d.reserved_bytes,
+            d.allocated_bytes,
+            d.active_bytes,
+            d.requested_bytes,
+            d.total_free_bytes,
+            d.largest_free_block_bytes,
+        );
+    }
+    out.push_str(&format!(
+        "total: {} segments, {} blocks, {} trace entries, {} devices\n",
+        s.segments,
+        s.blocks,
+        s.trace_entries.iter().sum::<u64>(),
+        s.devices.len()
+    ));
+    bytes_lines(
+        &mut out,
+        "  ",
+        s.reserved_bytes,
+        s.allocated_bytes,
+        s.active_bytes,
+        s.requested_bytes,
+        s.total_free_bytes,
+        s.largest_free_block_bytes,
+    );
+    if !s.actions.is_empty() {
+        let actions: Vec<String> = s.actions.iter().map(|(a, n)| format!("{a} {n}")).collect();
+        out.push_str(&format!("actions: {}\n", actions.join(", ")));
+    }
+    out.push_str(&format!("distinct alloc sizes: {}\n", s.distinct_alloc_sizes));
+    out
+}
