@@ -13,7 +13,10 @@ pub mod lod;
 pub mod peak;
 pub mod pinning;
 pub mod plan;
+pub mod range;
+pub mod replay;
 pub mod sizes;
+pub mod state_at;
 pub mod summary;
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -1,0 +1,514 @@
+//! Replaying a file's trace through the allocator model, and what-if replays under other
+//! settings.
+//!
+//! Fidelity replay: start the model from the state at the trace's first entry (see
+//! [`super::state_at`]), replay every request under the file's settings, and compare each
+//! decision with the real allocator's: the address each alloc got, and each
+//! segment_alloc/free/map/unmap (address and size). cudaMalloc's addresses cannot be predicted,
+//! so the replay backing hands out the ones the real run got; what is checked is the decision to
+//! call it and its size. At the end the model's segments are compared with the dump's.
+//!
+//! What-if replay: the same requests (sizes, streams, frees, frames) from a clean or
+//! reconstructed start, under changed settings, on a simulated device.
+
+mod backing;
+mod detect;
+
+use std::collections::HashMap;
+
+use crate::allocator::{Allocator, Backing, Config, SimBacking, Stats};
+use crate::snapshot::{Action, BlockState, Segment, Snapshot, TraceEntry};
+
+pub use backing::{ReplayBacking, SegKind, SegOp};
+pub use detect::{check_cuda_policy, PolicyCheck};
+
+use super::state_at::StateHistory;
+
+/// Stream the replay uses to hold blocks the real run freed with pending stream uses.
+const PENDING_STREAM: i64 = i64::MIN + 7;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Trace index of the entry where the model and the run first differ.
+    pub entry: usize,
+    pub what: String,
+}
+
+/// Peak figures of a run (real or modelled).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Figures {
+    pub peak_reserved: u64,
+    pub peak_allocated: u64,
+    pub final_reserved: u64,
+    pub final_allocated: u64,
+    pub ooms: u64,
+    pub segment_allocs: u64,
+    pub segment_frees: u64,
+}
+
+impl Figures {
+    fn of(stats: &Stats) -> Figures {
+        Figures {
+            peak_reserved: stats.peak_reserved,
+            peak_allocated: stats.peak_allocated,
+            final_reserved: stats.reserved,
+            final_allocated: stats.allocated,
+            ooms: stats.num_ooms,
+            segment_allocs: stats.num_device_alloc,
+            segment_frees: stats.num_device_free,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayReport {
+    pub device: i64,
+    pub entries: usize,
+    /// No segment existed before the first entry: the trace is the whole history.
+    pub complete_trace: bool,
+    /// Why the replay was not attempted (e.g. not a CUDA allocator trace).
+    pub not_replayed: Option<String>,
+    pub policy: PolicyCheck,
+    pub decisions: u64,
+    pub decisions_matched: u64,
+    pub first_mismatch: Option<Mismatch>,
+    pub segments_match: bool,
+    /// First difference between the model's final segments and the dump's.
+    pub segments_difference: Option<String>,
+    pub figures: Figures,
+    /// Trace entries the backward walk could not explain (file inconsistencies), count.
+    pub inconsistencies: usize,
+    pub first_inconsistency: Option<String>,
+    pub settings: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayError(pub String);
+
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// The file's settings as a model configuration (defaults when the file has none).
+pub fn file_config(snapshot: &Snapshot) -> Result<Config, ReplayError> {
+    match &snapshot.allocator_settings {
+        Some(s) => {
+            Config::from_settings(s).map_err(|e| ReplayError(format!("allocator_settings: {e}")))
+        }
+        None => Ok(Config::default()),
+    }
+}
+
+/// Devices that have a trace.
+pub fn traced_devices(snapshot: &Snapshot) -> Vec<i64> {
+    snapshot
+        .device_traces
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, t)| !t.is_empty())
+        .map(|(i, _)| i as i64)
+        .collect()
+}
+
+/// How the replay feeds one trace's requests to an allocator.
+struct Driver<'a> {
+    entries: &'a [TraceEntry],
+    /// Real address -> model address of each live allocation.
+    addr_map: HashMap<u64, u64>,
+    /// Real addresses freed with pending stream uses.
+    pending: HashMap<u64, u64>,
+}
+
+impl<'a> Driver<'a> {
+    fn new(entries: &'a [TraceEntry]) -> Self {
+        Driver {
+            entries,
+            addr_map: HashMap::new(),
+            pending: HashMap::new(),
+        }
+    }
+
+    fn free_requested<B: Backing>(&mut self, a: &mut Allocator<B>, i: usize) -> Result<(), String> {
+        let e = &self.entries[i];
+        let real = e.addr.unwrap_or(0);
+        let model = self.addr_map.remove(&real).unwrap_or(real);
+        let immediate = self
+            .entries
+            .get(i + 1)
+            .is_some_and(|n| n.action == Action::FreeCompleted && n.addr == Some(real));
+        if !immediate {
+            // The run recorded another stream's use: the block waits for an event.
+            a.record_stream(model, PENDING_STREAM)
+                .map_err(|e| e.to_string())?;
+            self.pending.insert(real, model);
+        }
+        a.free(model).map_err(|e| format!("free_requested: {e}"))
+    }
+
+    fn free_completed<B: Backing>(&mut self, a: &mut Allocator<B>, i: usize) {
+        let real = self.entries[i].addr.unwrap_or(0);
+        if let Some(model) = self.pending.remove(&real) {
+            a.complete_pending_free(model);
+        }
+    }
+}
+
+/// Fidelity replay of `device`'s trace.
+pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayError> {
+    let config = file_config(snapshot)?;
+    let entries = snapshot.trace(device.max(0) as usize);
+    let history = StateHistory::new(snapshot, device, &config);
+    let policy = check_cuda_policy(snapshot, device, &config);
+    let mut report = ReplayReport {
+        device,
+        entries: entries.len(),
+        complete_trace: history.starts_empty(),
+        not_replayed: None,
+        policy: policy.clone(),
+        decisions: 0,
+        decisions_matched: 0,
+        first_mismatch: None,
+        segments_match: false,
+        segments_difference: None,
+        figures: Figures::default(),
+        inconsistencies: history.inconsistencies().len(),
+        first_inconsistency: history
+            .inconsistencies()
+            .first()
+            .map(|c| format!("entry {}: {}", c.entry, c.message)),
+        settings: config.to_conf_string(),
+    };
+    if !policy.is_cuda() {
+        report.not_replayed = Some(format!(
+            "not a CUDA allocator trace: {} of {} sizes are impossible under CUDA's policy, e.g. {}",
+            policy.impossible,
+            policy.checked,
+            policy.examples.first().cloned().unwrap_or_default()
+        ));
+        return Ok(report);
+    }
+    let start = history.state_before(0);
+    let capacity = 1u64 << 50;
+    let mut a = Allocator::new(ReplayBacking::new(capacity), config).with_device(device);
+    a.set_stacks(snapshot.stacks.clone());
+    a.seed_segments(&start)
+        .map_err(|e| ReplayError(format!("start state: {e}")))?;
+    let mut d = Driver::new(entries);
+    let mut mismatch = |report: &mut ReplayReport, entry: usize, what: String| {
+        if report.first_mismatch.is_none() {
+            report.first_mismatch = Some(Mismatch { entry, what });
+        }
+    };
+    let mut i = 0;
+    while i < entries.len() {
+        let e = &entries[i];
+        match e.action {
+            Action::SegmentAlloc
+            | Action::SegmentFree
+            | Action::SegmentMap
+            | Action::SegmentUnmap => {
+                let mut j = i;
+                let mut ops = Vec::new();
+                while let Some(s) = entries.get(j).and_then(|s| seg_op(s, j)) {
+                    ops.push(s);
+                    j += 1;
+                }
+                let next = entries.get(j).map(|n| n.action.clone());
+                let grows = ops
+                    .iter()
+                    .any(|o| matches!(o.kind, SegKind::Alloc | SegKind::Map));
+                let request = matches!(next, Some(Action::Alloc) | Some(Action::Oom));
+                if grows || (request && next == Some(Action::Oom)) {
+                    // The memory the next request got (or failed to get): its window.
+                    a.backing_mut().open_window(ops, next == Some(Action::Oom));
+                    i = j;
+                    continue_request(&mut a, &mut d, &mut report, i, &mut mismatch);
+                } else {
+                    // Only releases and not for a failing request: empty_cache.
+                    a.backing_mut().open_window(ops, false);
+                    a.empty_cache();
+                    settle(&mut a, &mut report, i, &mut mismatch);
+                }
+                i = j + usize::from(grows || next == Some(Action::Oom));
+                continue;
+            }
+            Action::Alloc | Action::Oom => {
+                a.backing_mut()
+                    .open_window(Vec::new(), e.action == Action::Oom);
+                continue_request(&mut a, &mut d, &mut report, i, &mut mismatch);
+            }
+            Action::FreeRequested => {
+                if let Err(m) = d.free_requested(&mut a, i) {
+                    mismatch(&mut report, i, m);
+                }
+            }
+            Action::FreeCompleted => d.free_completed(&mut a, i),
+            _ => {}
+        }
+        i += 1;
+    }
+    report.figures = Figures::of(a.stats());
+    let want: Vec<&Segment> = snapshot
+        .segments
+        .iter()
+        .filter(|s| s.device.unwrap_or(0) == device)
+        .collect();
+    let got = a.segments();
+    report.segments_difference = compare_segments(&got, &want);
+    report.segments_match = report.segments_difference.is_none();
+    Ok(report)
+}
+
+/// Replays the request at entry `i` (alloc or oom) inside the open window and scores it.
+fn continue_request(
+    a: &mut Allocator<ReplayBacking>,
+    d: &mut Driver<'_>,
+    report: &mut ReplayReport,
+    i: usize,
+    mismatch: &mut impl FnMut(&mut ReplayReport, usize, String),
+) {
+    let e = &d.entries[i];
+    let size = e.size.unwrap_or(0);
+    let stream = e.stream.unwrap_or(0);
+    report.decisions += 1;
+    match (e.action == Action::Oom, a.malloc(size, stream, e.frames)) {
+        (false, Ok(p)) => {
+            let real = e.addr.unwrap_or(0);
+            if p == real {
+                report.decisions_matched += 1;
+            } else {
+                mismatch(
+                    report,
+                    i,
+                    format!("alloc of {size} bytes: model chose 0x{p:x}, the run got 0x{real:x}"),
+                );
+            }
+            d.addr_map.insert(real, p);
+        }
+        (false, Err(_)) => mismatch(
+            report,
+            i,
+            format!("alloc of {size} bytes: model ran out of memory, the run did not"),
+        ),
+        (true, Err(_)) => report.decisions_matched += 1,
+        (true, Ok(p)) => {
+            mismatch(
+                report,
+                i,
+                format!("oom for {size} bytes: the model found memory at 0x{p:x}"),
+            );
+            let _ = a.free(p);
+        }
+    }
+    settle(a, report, i, mismatch);
+}
+
+/// Scores the window's segment actions: each real one the model made too is a matched decision.
+fn settle(
+    a: &mut Allocator<ReplayBacking>,
+    report: &mut ReplayReport,
+    i: usize,
+    mismatch: &mut impl FnMut(&mut ReplayReport, usize, String),
+) {
+    let (matched, missed, extra) = a.backing_mut().close_window();
+    report.decisions += (matched.len() + missed.len() + extra.len()) as u64;
+    report.decisions_matched += matched.len() as u64;
+    if let Some(m) = missed.first() {
+        mismatch(
+            report,
+            m.entry.unwrap_or(i),
+            format!(
+                "the run did {} 0x{:x} ({} bytes); the model did not",
+                m.kind.as_str(),
+                m.addr,
+                m.size
+            ),
+        );
+    }
+    if let Some(x) = extra.first() {
+        mismatch(
+            report,
+            i,
+            format!(
+                "the model did {} of {} bytes; the run did not",
+                x.kind.as_str(),
+                x.size
+            ),
+        );
+    }
+}
+
+fn seg_op(e: &TraceEntry, i: usize) -> Option<SegOp> {
+    let kind = match e.action {
+        Action::SegmentAlloc => SegKind::Alloc,
+        Action::SegmentFree => SegKind::Free,
+        Action::SegmentMap => SegKind::Map,
+        Action::SegmentUnmap => SegKind::Unmap,
+        _ => return None,
+    };
+    Some(SegOp {
+        kind,
+        addr: e.addr.unwrap_or(0),
+        size: e.size.unwrap_or(0),
+        entry: Some(i),
+    })
+}
+
+/// Layout comparison: addresses, sizes, block offsets/sizes/states (pending == allocated for
+/// this purpose only when the dump says pending: both are active).
+fn compare_segments(got: &[Segment], want: &[&Segment]) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!(
+            "model has {} segments, the dump {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (g, w) in got.iter().zip(want) {
+        if g.address != w.address || g.total_size != w.total_size {
+            return Some(format!(
+                "segment 0x{:x} ({} bytes) in the model, 0x{:x} ({} bytes) in the dump",
+                g.address, g.total_size, w.address, w.total_size
+            ));
+        }
+        let layout = |s: &Segment| -> Vec<(u64, u64, BlockState)> {
+            let mut at = s.address;
+            s.blocks
+                .iter()
+                .map(|b| {
+                    let addr = b.address.unwrap_or(at);
+                    at = addr + b.size;
+                    (addr - s.address, b.size, b.state)
+                })
+                .collect()
+        };
+        let (gl, wl) = (layout(g), layout(w));
+        if gl != wl {
+            let k = gl
+                .iter()
+                .zip(&wl)
+                .position(|(x, y)| x != y)
+                .unwrap_or(gl.len().min(wl.len()));
+            return Some(format!(
+                "segment 0x{:x}: block {k} is {:?} in the model, {:?} in the dump",
+                g.address,
+                gl.get(k),
+                wl.get(k)
+            ));
+        }
+    }
+    None
+}
+
+/// Where a what-if replay starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// No segments: only the trace's own requests (blocks alive before it are ignored).
+    Clean,
+    /// The reconstructed state at the first entry, as the fidelity replay uses.
+    Reconstructed,
+}
+
+/// What-if result: the model's figures under `config`, and the same requests' real figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIf {
+    pub settings: String,
+    pub figures: Figures,
+    /// Reserved minus allocated at the model's reserved peak.
+    pub requests: u64,
+    pub failed_requests: u64,
+}
+
+/// Replays `device`'s requests under `config` on a simulated device of `capacity` bytes
+/// (None = unlimited), from a clean or reconstructed start.
+pub fn what_if(
+    snapshot: &Snapshot,
+    device: i64,
+    config: Config,
+    start: Start,
+    capacity: Option<u64>,
+) -> Result<WhatIf, ReplayError> {
+    let entries = snapshot.trace(device.max(0) as usize);
+    let mut sim = SimBacking::new(capacity.unwrap_or(1u64 << 50));
+    sim.hold_stream(PENDING_STREAM);
+    let settings = config.to_conf_string();
+    let mut a = Allocator::new(sim, config).with_device(device);
+    a.set_stacks(snapshot.stacks.clone());
+    let mut live_seeded = std::collections::HashSet::new();
+    if start == Start::Reconstructed {
+        let cfg = file_config(snapshot)?;
+        let st = StateHistory::new(snapshot, device, &cfg).state_before(0);
+        for s in st.iter().filter(|s| s.is_expandable != Some(true)) {
+            a.backing_mut().claim(s.address, s.total_size);
+        }
+        for b in st.iter().flat_map(|s| s.blocks.iter()) {
+            if b.state == BlockState::ActiveAllocated {
+                live_seeded.insert(b.address.unwrap_or(0));
+            }
+        }
+        a.seed_segments(&st)
+            .map_err(|e| ReplayError(format!("start state: {e}")))?;
+    }
+    let mut d = Driver::new(entries);
+    let (mut requests, mut failed) = (0u64, 0u64);
+    let mut failed_addrs = std::collections::HashSet::new();
+    for (i, e) in entries.iter().enumerate() {
+        let real = e.addr.unwrap_or(0);
+        match e.action {
+            Action::Alloc => {
+                requests += 1;
+                match a.malloc(e.size.unwrap_or(0), e.stream.unwrap_or(0), e.frames) {
+                    Ok(p) => {
+                        d.addr_map.insert(real, p);
+                    }
+                    Err(_) => {
+                        failed += 1;
+                        failed_addrs.insert(real);
+                    }
+                }
+            }
+            Action::FreeRequested => {
+                if failed_addrs.remove(&real) {
+                    continue;
+                }
+                let known = d.addr_map.contains_key(&real) || live_seeded.remove(&real);
+                if known {
+                    let _ = d.free_requested(&mut a, i);
+                }
+            }
+            Action::FreeCompleted => d.free_completed(&mut a, i),
+            Action::SegmentFree | Action::SegmentUnmap => {
+                // An empty_cache in the run (not an OOM retry) is a request of the program too.
+                let next_grows = entries[i + 1..]
+                    .iter()
+                    .find(|n| !matches!(n.action, Action::SegmentFree | Action::SegmentUnmap))
+                    .is_some_and(|n| {
+                        matches!(
+                            n.action,
+                            Action::SegmentAlloc | Action::SegmentMap | Action::Oom
+                        )
+                    });
+                let first_of_run = i == 0
+                    || !matches!(
+                        entries[i - 1].action,
+                        Action::SegmentFree | Action::SegmentUnmap
+                    );
+                if first_of_run && !next_grows {
+                    a.empty_cache();
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(WhatIf {
+        settings,
+        figures: Figures::of(a.stats()),
+        requests,
+        failed_requests: failed,
+    })
+}
