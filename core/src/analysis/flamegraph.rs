@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::frames::{format, is_omitted};
 use super::intervals::Allocation;
 use super::timeline::Timeline;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Frame, Snapshot};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -109,9 +109,22 @@ pub fn flamegraph(snap: &Snapshot, tl: &Timeline, opts: Options) -> Node {
             },
         }
     };
+    let filter = opts.filter;
+    flamegraph_by(snap, &tl.allocations.list, weight, |f| !filter || !is_omitted(f))
+}
+
+/// The tree over `allocations`, each weighing `weight` (0: left out), keeping only the frames
+/// `keep` accepts (the viewer hides torch internals and the standard library this way, and
+/// weighs by the part of a lifetime inside its time range).
+pub fn flamegraph_by(
+    snap: &Snapshot,
+    allocations: &[Allocation],
+    weight: impl Fn(&Allocation) -> u64,
+    keep: impl Fn(&Frame) -> bool,
+) -> Node {
     let mut b = Builder::default();
     let root = b.node("all".to_string());
-    for a in &tl.allocations.list {
+    for a in allocations {
         let w = weight(a);
         if w == 0 {
             continue;
@@ -126,7 +139,7 @@ pub fn flamegraph(snap: &Snapshot, tl: &Timeline, opts: Options) -> Node {
             Some(s) => {
                 for f in snap.stacks.stack(s).iter().rev() {
                     let frame = snap.stacks.frame(*f);
-                    if opts.filter && is_omitted(frame) {
+                    if !keep(frame) {
                         continue;
                     }
                     at = b.child(at, format(frame));

@@ -1,0 +1,53 @@
+//! A time range of a trace (entry indices `start..end`), as the viewer's range filter sets it:
+//! the peak inside it and how much of an allocation's lifetime falls inside it.
+
+use super::intervals::Allocation;
+use super::timeline::Timeline;
+
+/// `start..end` clamped to the trace (an empty trace gives `0..0`).
+pub fn clamp(tl: &Timeline, start: usize, end: usize) -> (usize, usize) {
+    let end = end.min(tl.len());
+    (start.min(end), end)
+}
+
+/// First entry of `start..end` after which allocated bytes are highest.
+pub fn peak_index_in(tl: &Timeline, start: usize, end: usize) -> Option<usize> {
+    let (start, end) = clamp(tl, start, end);
+    let part = &tl.allocated.values()[start..end];
+    let max = *part.iter().max()?;
+    part.iter().position(|&v| v == max).map(|i| start + i)
+}
+
+/// Entries of `start..end` after which the allocation is live.
+pub fn lifetime_in(a: &Allocation, start: usize, end: usize) -> u64 {
+    a.end.min(end).saturating_sub(a.start.max(start)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testutil::*;
+    use crate::snapshot::Action;
+
+    #[test]
+    fn peak_and_lifetime_inside_a_range() {
+        let t = vec![
+            entry(Action::Alloc, 0x1000, 4 * MB),         // 0
+            entry(Action::FreeRequested, 0x1000, 4 * MB), // 1
+            entry(Action::Alloc, 0x2000, MB),             // 2
+            entry(Action::Alloc, 0x3000, MB),             // 3
+            entry(Action::FreeRequested, 0x3000, MB),     // 4
+        ];
+        let tl = Timeline::build(&snapshot(vec![], t), 0);
+        assert_eq!(peak_index_in(&tl, 0, 5), Some(0));
+        assert_eq!(peak_index_in(&tl, 1, 5), Some(3));
+        assert_eq!(peak_index_in(&tl, 4, 99), Some(4));
+        assert_eq!(peak_index_in(&tl, 5, 9), None);
+        assert_eq!(clamp(&tl, 7, 9), (5, 5));
+        let second = &tl.allocations.list[1];
+        assert_eq!((second.start, second.end), (2, 5));
+        assert_eq!(lifetime_in(second, 0, 5), 3);
+        assert_eq!(lifetime_in(second, 3, 4), 1);
+        assert_eq!(lifetime_in(second, 0, 2), 0);
+    }
+}
