@@ -1,1 +1,5 @@
 //! End-to-end tests live in tests/tests/; this crate holds their shared helpers.
+
+pub mod fixtures;
+pub mod memsnap_bin;
+pub mod python;

@@ -1,0 +1,55 @@
+//! The real PyTorch snapshots (read-only, never copied into the repo).
+
+use std::path::{Path, PathBuf};
+
+/// `$MEMSNAP_REAL_FIXTURES`, else `<workspace root>/../shared/fixtures/real`.
+pub fn real_dir() -> PathBuf {
+    match std::env::var_os("MEMSNAP_REAL_FIXTURES") {
+        Some(d) => PathBuf::from(d),
+        None => workspace_root().join("../shared/fixtures/real"),
+    }
+}
+
+pub fn workspace_root() -> PathBuf {
+    // tests/ is one level below the workspace root.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Every snapshot file in the real fixtures folder, sorted; `None` (after a loud warning on
+/// stderr) when the folder is absent, so the caller can skip.
+pub fn real_fixtures() -> Option<Vec<PathBuf>> {
+    let dir = real_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!(
+            "WARNING: real fixtures not found at {}, skipping",
+            dir.display()
+        );
+        return None;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("pickle" | "pkl" | "gz")
+            )
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no snapshot files in {}", dir.display());
+    Some(files)
+}
+
+/// A fresh scratch directory under the target dir for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let base = std::env::var_os("CARGO_TARGET_TMPDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let dir = base.join(format!("memsnap-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}

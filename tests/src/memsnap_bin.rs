@@ -1,0 +1,65 @@
+//! The built `memsnap` binary, for CLI tests.
+//!
+//! Cargo exposes `CARGO_BIN_EXE_*` only to tests of the package that owns the binary, so this
+//! crate finds it next to its own test executable (`target/<profile>/deps/..` ->
+//! `target/<profile>/memsnap`) after asking cargo to build it once per test process (a no-op
+//! when it is up to date). `$MEMSNAP_BIN` overrides both.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+pub fn path() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(locate).clone()
+}
+
+fn locate() -> PathBuf {
+    if let Some(p) = std::env::var_os("MEMSNAP_BIN") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/<profile>/deps/<test> -> target/<profile>
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("test executable is in target/<profile>/deps")
+        .to_path_buf();
+    let target_dir = profile_dir.parent().expect("target dir").to_path_buf();
+    let release = profile_dir.file_name().is_some_and(|n| n == "release");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--quiet", "-p", "memsnap-capture", "--bin", "memsnap"])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(crate::fixtures::workspace_root());
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().expect("run cargo build for memsnap");
+    assert!(status.success(), "cargo build of memsnap failed");
+    let bin = profile_dir.join(format!("memsnap{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "memsnap not found at {}", bin.display());
+    bin
+}
+
+/// Runs `memsnap args...` with `stdin` bytes (or no stdin).
+pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(path());
+    cmd.args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    let mut child = cmd.spawn().expect("spawn memsnap");
+    if let Some(input) = stdin {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().expect("stdin pipe");
+        // The CLI may exit before reading everything (bad input): ignore a broken pipe.
+        let _ = pipe.write_all(input);
+    }
+    child.wait_with_output().expect("wait for memsnap")
+}

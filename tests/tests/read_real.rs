@@ -1,0 +1,77 @@
+//! Every real fixture reads, and reads back the same after `write`.
+
+use memsnap_core::snapshot::{read, write, Snapshot};
+use memsnap_tests::fixtures;
+
+/// A structural fingerprint: counts, byte sums and every stack's frame text.
+fn fingerprint(s: &Snapshot) -> String {
+    let mut out = format!("{:?} {} segments\n", s.form, s.segments.len());
+    for seg in &s.segments {
+        out += &format!(
+            "seg {:?} {} {} {:?} {:?} {:?} {} blocks {:?}\n",
+            seg.device,
+            seg.address,
+            seg.total_size,
+            seg.stream,
+            seg.segment_pool_id,
+            seg.is_expandable,
+            seg.blocks.len(),
+            seg.frames.map(|f| s.stacks.stack(f).len())
+        );
+        for b in &seg.blocks {
+            out += &format!("  {:?} {} {:?} {:?}", b.address, b.size, b.requested_size, b.state);
+            if let Some(f) = b.frames {
+                for fr in s.stacks.frames_of(f) {
+                    out += &format!(" {}:{}:{}", fr.filename, fr.line, fr.name);
+                }
+            }
+            out += "\n";
+        }
+    }
+    for (d, t) in s.device_traces.iter().flatten().enumerate() {
+        out += &format!("device {d}: {} entries\n", t.len());
+        for e in t {
+            out += &format!(
+                "  {} {:?} {:?} {:?} {:?} {:?} {:?}",
+                e.action.as_str(),
+                e.addr,
+                e.size,
+                e.stream,
+                e.time_us,
+                e.compile_context,
+                e.device_free
+            );
+            if let Some(f) = e.frames {
+                out += &format!(" [{} frames]", s.stacks.stack(f).len());
+                if let Some(fr) = s.stacks.frames_of(f).next() {
+                    out += &format!(" {}:{}:{}", fr.filename, fr.line, fr.name);
+                }
+            }
+            out += "\n";
+        }
+    }
+    out += &format!("settings {:?}\n", s.allocator_settings);
+    out += &format!("annotations {:?}\nextra {:?}\n", s.external_annotations, s.extra);
+    out
+}
+
+#[test]
+fn every_real_fixture_reads_and_round_trips_in_rust() {
+    let Some(files) = fixtures::real_fixtures() else {
+        return;
+    };
+    for f in files {
+        let bytes = std::fs::read(&f).expect("read fixture");
+        let s = read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert!(
+            !s.segments.is_empty(),
+            "{}: no segments read",
+            f.display()
+        );
+        let again = read(&write(&s)).unwrap_or_else(|e| panic!("{}: re-read: {e}", f.display()));
+        assert_eq!(fingerprint(&s), fingerprint(&again), "{}", f.display());
+        // Interning keeps sharing: no more distinct stacks than PyTorch wrote frame lists.
+        assert_eq!(s.stacks.stack_count(), again.stacks.stack_count(), "{}", f.display());
+        assert_eq!(s.stacks.frame_count(), again.stacks.frame_count(), "{}", f.display());
+    }
+}
