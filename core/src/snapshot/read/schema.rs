@@ -202,7 +202,13 @@ impl<'r, 'a> Builder<'r, 'a> {
         match self.node(root) {
             Node::List(_) => {
                 snap.form = Form::SegmentList;
-                snap.segments = self.segments(root, &path)?;
+                snap.segments = self.segments(root, &path).map_err(|mut e| {
+                    e.message = format!(
+                        "top level is a list, read as a list of segments: {}",
+                        e.message
+                    );
+                    e
+                })?;
                 return Ok(snap);
             }
             Node::Dict(_) => {}
