@@ -38,6 +38,8 @@ struct BlkRec {
     requested: u64,
     state: BlockState,
     frames: Option<StackId>,
+    /// Size inferred from a requested size (blocks freed inside the trace), not read from the dump.
+    inferred: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -175,6 +177,7 @@ fn dump_state(snapshot: &Snapshot, device: i64) -> State {
                         requested: b.requested_size.unwrap_or(0),
                         state: b.state,
                         frames: b.frames,
+                        inferred: false,
                     },
                 );
             }
@@ -211,6 +214,7 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
                     format!("alloc at 0x{addr:x}: no such block afterwards"),
                 );
             }
+            widen_block_before(st, addr, i, sink);
         }
         Action::FreeRequested => match st.blocks.get_mut(&addr) {
             Some(b) => b.state = BlockState::ActiveAllocated,
@@ -278,6 +282,7 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
                     requested: size,
                     state: BlockState::ActivePendingFree,
                     frames: e.frames,
+                    inferred: true,
                 },
             );
         }
@@ -313,6 +318,44 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
         Action::SegmentMap => unmap_range(st, addr, size, i, sink),
         Action::SegmentUnmap => map_range(st, addr, size, e),
         _ => {}
+    }
+}
+
+/// An allocation always takes the start of a free block, and free neighbours are always merged,
+/// so right before `addr` lies an active block (or the segment's start). When the block there
+/// was sized from its request, it really reaches `addr`: the rest was too small to split off.
+fn widen_block_before(st: &mut State, addr: u64, i: usize, sink: &mut Vec<Inconsistency>) {
+    let Some((seg_addr, seg)) = containing_segment(st, addr) else {
+        return;
+    };
+    if seg_addr == addr || seg.expandable {
+        return;
+    }
+    let Some((&prev_addr, prev)) = st.blocks.range(seg_addr..addr).next_back() else {
+        note(
+            sink,
+            i,
+            format!("alloc at 0x{addr:x}: free space before it in its segment"),
+        );
+        return;
+    };
+    let end = prev_addr + prev.size;
+    if end >= addr {
+        return;
+    }
+    if prev.inferred && addr - end <= SMALL_SIZE {
+        if let Some(p) = st.blocks.get_mut(&prev_addr) {
+            p.size = addr - prev_addr;
+        }
+    } else {
+        note(
+            sink,
+            i,
+            format!(
+                "alloc at 0x{addr:x}: {} free bytes before it in its segment",
+                addr - end
+            ),
+        );
     }
 }
 
