@@ -6,5 +6,5 @@
 
 pub mod capture_cli;
 pub mod cuda;
-pub mod scenario;
 pub mod memsnap_cli;
+pub mod scenario;

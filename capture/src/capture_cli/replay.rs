@@ -4,12 +4,19 @@
 //! A free whose `free_completed` does not follow its `free_requested` at once was held back by
 //! events (the block had been used on another stream): it is replayed as a `record_stream` on
 //! a side stream plus a free, and completed where the original trace completes it.
-//! (Written here because `analysis::replay` had no request extraction when this landed.)
+//! An `empty_cache()` of the program shows as a run of segment_free/segment_unmap entries that
+//! no segment growth follows (a run followed by growth is the allocator's own OOM retry, which
+//! the model makes by itself); it is replayed as one.
+//!
+//! `analysis::replay` drives its own simulated allocator over the entries and exposes no
+//! request list; this extraction is the one the CUDA backing can run too. It shares that
+//! module's reading of the file's settings.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use memsnap_core::allocator::{Allocator, Config, StreamId};
+use memsnap_core::analysis::replay::{file_config, traced_devices};
 use memsnap_core::snapshot::{self, Action, Snapshot, StackId};
 
 use super::device::Device;
@@ -33,6 +40,8 @@ pub enum Request {
     },
     /// The original's `free_completed` of a deferred free.
     Complete { addr: u64 },
+    /// `torch.cuda.empty_cache()`.
+    EmptyCache,
 }
 
 pub struct Requests {
@@ -47,25 +56,49 @@ pub struct Requests {
 pub fn load(path: &Path) -> Result<Requests, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("--replay {}: {e}", path.display()))?;
     let snap = snapshot::read(&bytes).map_err(|e| format!("--replay {}: {e}", path.display()))?;
-    let config = match &snap.allocator_settings {
-        Some(s) => Config::from_settings(s)
-            .map_err(|e| format!("--replay {}: allocator_settings: {e}", path.display()))?,
-        None => Config::default(),
+    let mut config = file_config(&snap).map_err(|e| format!("--replay {}: {e}", path.display()))?;
+    // Files without `allocator_settings` still show expandable segments by their actions.
+    let maps = |d: usize| {
+        snap.trace(d)
+            .iter()
+            .any(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap))
     };
+    if snap.segments.iter().any(|s| s.is_expandable == Some(true))
+        || traced_devices(&snap).iter().any(|d| maps(*d as usize))
+    {
+        config.expandable_segments = true;
+    }
     extract(snap, config).map_err(|m| format!("--replay {}: {m}", path.display()))
 }
 
 /// The requests of the first device that has a trace.
 pub fn extract(snap: Snapshot, config: Config) -> Result<Requests, String> {
-    let device = (0..snap.device_traces.as_ref().map_or(0, |t| t.len()))
-        .find(|d| !snap.trace(*d).is_empty())
-        .ok_or("the file has no trace to replay (recorded without _record_memory_history?)")?;
+    let device = *traced_devices(&snap)
+        .first()
+        .ok_or("the file has no trace to replay (recorded without _record_memory_history?)")?
+        as usize;
     let trace = snap.trace(device);
     let mut requests = Vec::new();
     let mut live: HashSet<u64> = HashSet::new();
     let mut pending: HashSet<u64> = HashSet::new();
     let mut unmatched_frees = 0;
     for (i, e) in trace.iter().enumerate() {
+        if is_release(&e.action) {
+            let first_of_run = i == 0 || !is_release(&trace[i - 1].action);
+            let growth_follows = trace[i + 1..]
+                .iter()
+                .find(|n| !is_release(&n.action))
+                .is_some_and(|n| {
+                    matches!(
+                        n.action,
+                        Action::SegmentAlloc | Action::SegmentMap | Action::Oom
+                    )
+                });
+            if first_of_run && !growth_follows {
+                requests.push(Request::EmptyCache);
+            }
+            continue;
+        }
         let Some(addr) = e.addr else { continue };
         match e.action {
             Action::Alloc => {
@@ -167,6 +200,7 @@ pub fn run<D: Device>(
                     alloc.free(a).map_err(|e| e.to_string())?;
                 }
             }
+            Request::EmptyCache => alloc.empty_cache(),
             Request::Complete { addr } => {
                 if let Some(a) = addrs.remove(&(*addr ^ PENDING_TAG)) {
                     alloc.complete_pending_free(a);
@@ -191,6 +225,10 @@ pub fn run<D: Device>(
         summary,
         ooms,
     })
+}
+
+fn is_release(a: &Action) -> bool {
+    matches!(a, Action::SegmentFree | Action::SegmentUnmap)
 }
 
 /// Keys pending frees apart from live allocations at the same original address (the address

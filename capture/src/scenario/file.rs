@@ -453,8 +453,7 @@ impl Ctx<'_> {
     ) -> Result<(), ScenarioError> {
         for name in vars {
             if !visible.contains(name) {
-                let offset = self.src[span.clone()]
-                    .find(name.as_str())
+                let offset = find_word(&self.src[span.clone()], name)
                     .map(|o| span.start + o)
                     .unwrap_or(span.start);
                 let known = if visible.is_empty() {
@@ -475,6 +474,16 @@ impl Ctx<'_> {
             .map_err(|m| self.err(v.span().start, m))?;
         size::to_bytes(x).map_err(|m| self.err(v.span().start, format!("`{key}`: {m}")))
     }
+}
+
+/// Offset of `word` in `text` as a whole identifier (not inside a longer name).
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
 }
 
 fn default_name(kind: &StepKind) -> String {
