@@ -37,6 +37,12 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "scenarios/kv-cache.toml",
         include_str!("../../scenarios/kv-cache.toml"),
     ),
+    // Small on purpose: app/assets/example.pickle is made from it (scripts/make-example.sh).
+    (
+        "example",
+        "scenarios/example.toml",
+        include_str!("../../scenarios/example.toml"),
+    ),
 ];
 
 pub fn names() -> Vec<&'static str> {
