@@ -433,6 +433,17 @@ pub fn what_if(
     start: Start,
     capacity: Option<u64>,
 ) -> Result<WhatIf, ReplayError> {
+    what_if_snapshot(snapshot, device, config, start, capacity).map(|(w, _)| w)
+}
+
+/// [`what_if`], also returning the model's final state and trace as a snapshot.
+pub fn what_if_snapshot(
+    snapshot: &Snapshot,
+    device: i64,
+    config: Config,
+    start: Start,
+    capacity: Option<u64>,
+) -> Result<(WhatIf, Snapshot), ReplayError> {
     let entries = snapshot.trace(device.max(0) as usize);
     let mut sim = SimBacking::new(capacity.unwrap_or(1u64 << 50));
     sim.hold_stream(PENDING_STREAM);
@@ -505,10 +516,11 @@ pub fn what_if(
             _ => {}
         }
     }
-    Ok(WhatIf {
+    let w = WhatIf {
         settings,
         figures: Figures::of(a.stats()),
         requests,
         failed_requests: failed,
-    })
+    };
+    Ok((w, a.snapshot()))
 }

@@ -1,0 +1,230 @@
+//! `memsnap replay FILE [--set KEY=VALUE ...] [-o OUT] [--json]`: replay the file's trace through
+//! the allocator model. Without `--set`: fidelity (every decision of the real allocator
+//! compared). With `--set`: a what-if under the changed settings, side by side with the file's.
+//! `-o` writes the model's final state and trace as a snapshot PyTorch's viewer opens.
+
+use std::io::Write;
+
+use memsnap_core::analysis::replay::{
+    file_config, replay, traced_devices, what_if_snapshot, Figures, ReplayReport, Start, WhatIf,
+};
+
+use super::{load, CliError};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Snapshot file (pickle or gzipped pickle); `-` reads stdin.
+    pub file: String,
+    /// Change an allocator setting for a what-if replay (PYTORCH_CUDA_ALLOC_CONF keys), e.g.
+    /// `--set expandable_segments=True --set max_split_size_mb=512`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Write the model's resulting snapshot (state and trace) here.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<String>,
+    /// Device to replay (default: every device with a trace).
+    #[arg(long)]
+    pub device: Option<i64>,
+    /// Start what-if replays from no segments instead of the reconstructed start state.
+    #[arg(long)]
+    pub clean: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn figures_json(f: &Figures) -> serde_json::Value {
+    serde_json::json!({
+        "peak_reserved": f.peak_reserved,
+        "peak_allocated": f.peak_allocated,
+        "final_reserved": f.final_reserved,
+        "final_allocated": f.final_allocated,
+        "ooms": f.ooms,
+        "segment_allocs": f.segment_allocs,
+        "segment_frees": f.segment_frees,
+    })
+}
+
+fn report_json(r: &ReplayReport) -> serde_json::Value {
+    serde_json::json!({
+        "device": r.device,
+        "entries": r.entries,
+        "complete_trace": r.complete_trace,
+        "cuda_policy": r.policy.is_cuda(),
+        "not_replayed": r.not_replayed,
+        "decisions": r.decisions,
+        "decisions_matched": r.decisions_matched,
+        "first_mismatch": r.first_mismatch.as_ref().map(|m| serde_json::json!({"entry": m.entry, "what": m.what})),
+        "segments_match": r.segments_match,
+        "segments_difference": r.segments_difference,
+        "inconsistencies": r.inconsistencies,
+        "first_inconsistency": r.first_inconsistency,
+        "settings": r.settings,
+        "figures": figures_json(&r.figures),
+    })
+}
+
+fn whatif_json(w: &WhatIf) -> serde_json::Value {
+    serde_json::json!({
+        "settings": w.settings,
+        "requests": w.requests,
+        "failed_requests": w.failed_requests,
+        "figures": figures_json(&w.figures),
+    })
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.3} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let snapshot = load(&args.file)?;
+    let base = file_config(&snapshot).map_err(|e| CliError::new(&args.file, e))?;
+    let mut changed = base.clone();
+    for kv in &args.set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| CliError::new("--set", format!("expected KEY=VALUE, got `{kv}`")))?;
+        changed.set(k, v).map_err(|e| CliError::new("--set", e))?;
+    }
+    let devices = match args.device {
+        Some(d) => vec![d],
+        None => traced_devices(&snapshot),
+    };
+    if devices.is_empty() {
+        return Err(CliError::new(
+            &args.file,
+            "no trace to replay (device_traces is empty)",
+        ));
+    }
+    let start = if args.clean {
+        Start::Clean
+    } else {
+        Start::Reconstructed
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut json_devices = Vec::new();
+    let mut written = None;
+    for &dev in &devices {
+        let report = replay(&snapshot, dev).map_err(|e| CliError::new(&args.file, e))?;
+        let what_if = if args.set.is_empty() {
+            None
+        } else {
+            let (b, _) = what_if_snapshot(&snapshot, dev, base.clone(), start, None)
+                .map_err(|e| CliError::new(&args.file, e))?;
+            let (c, snap) = what_if_snapshot(&snapshot, dev, changed.clone(), start, None)
+                .map_err(|e| CliError::new(&args.file, e))?;
+            written.get_or_insert(snap);
+            Some((b, c))
+        };
+        if written.is_none() && args.output.is_some() {
+            let (_, snap) = what_if_snapshot(&snapshot, dev, base.clone(), start, None)
+                .map_err(|e| CliError::new(&args.file, e))?;
+            written = Some(snap);
+        }
+        if args.json {
+            let mut j = report_json(&report);
+            if let Some((b, c)) = &what_if {
+                j["what_if"] = serde_json::json!({"file_settings": whatif_json(b), "changed_settings": whatif_json(c)});
+            }
+            json_devices.push(j);
+            continue;
+        }
+        let mut text = format!("device {dev}: {} trace entries", report.entries);
+        text.push_str(if report.complete_trace {
+            " (complete history)\n"
+        } else {
+            " (starts after segments existed: replayed from the reconstructed state)\n"
+        });
+        match &report.not_replayed {
+            Some(why) => text.push_str(&format!("  {why}\n")),
+            None => {
+                text.push_str(&format!(
+                    "  decisions matched {}/{}; final segments {}\n",
+                    report.decisions_matched,
+                    report.decisions,
+                    if report.segments_match {
+                        "match"
+                    } else {
+                        "differ"
+                    }
+                ));
+                if let Some(m) = &report.first_mismatch {
+                    text.push_str(&format!(
+                        "  first mismatch at entry {}: {}\n",
+                        m.entry, m.what
+                    ));
+                }
+                if let Some(d) = &report.segments_difference {
+                    text.push_str(&format!("  segments: {d}\n"));
+                }
+                text.push_str(&format!(
+                    "  peak reserved {}, peak allocated {}, OOMs {}\n",
+                    gib(report.figures.peak_reserved),
+                    gib(report.figures.peak_allocated),
+                    report.figures.ooms
+                ));
+            }
+        }
+        if report.inconsistencies > 0 {
+            text.push_str(&format!(
+                "  {} trace entries the state history cannot explain, first: {}\n",
+                report.inconsistencies,
+                report.first_inconsistency.clone().unwrap_or_default()
+            ));
+        }
+        if let Some((b, c)) = &what_if {
+            let name = |s: &str| {
+                if s.is_empty() {
+                    "(defaults)".to_string()
+                } else {
+                    s.to_string()
+                }
+            };
+            text.push_str(&format!(
+                "  what-if          {:>24} {:>24}\n",
+                name(&b.settings),
+                name(&c.settings)
+            ));
+            let rows = [
+                (
+                    "peak reserved",
+                    b.figures.peak_reserved,
+                    c.figures.peak_reserved,
+                ),
+                (
+                    "peak allocated",
+                    b.figures.peak_allocated,
+                    c.figures.peak_allocated,
+                ),
+                (
+                    "final reserved",
+                    b.figures.final_reserved,
+                    c.figures.final_reserved,
+                ),
+            ];
+            for (label, x, y) in rows {
+                text.push_str(&format!("  {label:<16} {:>24} {:>24}\n", gib(x), gib(y)));
+            }
+            text.push_str(&format!(
+                "  {:<16} {:>24} {:>24}\n",
+                "segment allocs", b.figures.segment_allocs, c.figures.segment_allocs
+            ));
+            text.push_str(&format!(
+                "  {:<16} {:>24} {:>24}\n",
+                "OOMs", b.failed_requests, c.failed_requests
+            ));
+        }
+        out.write_all(text.as_bytes()).map_err(CliError::stdout)?;
+    }
+    if args.json {
+        let j = serde_json::json!({"file": args.file, "devices": json_devices});
+        writeln!(out, "{j}").map_err(CliError::stdout)?;
+    }
+    out.flush().map_err(CliError::stdout)?;
+    if let (Some(path), Some(snap)) = (&args.output, written) {
+        std::fs::write(path, memsnap_core::snapshot::write(&snap))
+            .map_err(|e| CliError::new(path, e))?;
+    }
+    Ok(())
+}
