@@ -41,7 +41,7 @@ pub struct Args {
 
     /// Device memory of the simulated device, e.g. 80GB, 24GiB, or bytes (default: the
     /// scenario's, else 80GB). With --cuda: a cap on what the allocator may reserve.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
     pub capacity: Option<String>,
 
     /// Seed of the scenario's rand(...) draws.
@@ -63,9 +63,9 @@ pub struct Args {
 
 const AFTER_HELP: &str = "\
 Built-in scenarios (each is a scenario file in capture/scenarios/, shown by its header):
-  churn           alternating 1.5 GB / 1.8 GB buffers with small results kept alive: reserved
-                  memory climbs far beyond allocated; much lower with
-                  --set expandable_segments=true
+  churn           alternating 1.5 GB / 1.8 GB buffers creeping up 64 MB a step, tiny losses
+                  kept alive: reserved memory climbs to 10x what is ever allocated at once;
+                  close to it with --set expandable_segments=true
   varying-seqlen  12-layer transformer training steps, sequence length drawn from 128..2048
                   each step (--seed): activations of changing size fragment the cache
   fixed-shape     the same steps with one sequence length: no fragmentation (the baseline)
