@@ -3,10 +3,12 @@
 pub mod model;
 mod opcodes;
 pub mod read;
+pub mod validate;
 pub mod value;
 pub mod write;
 
 pub use model::*;
 pub use read::{read, read_with_progress, ReadError};
+pub use validate::{validate, Warning, WarningKind};
 pub use value::Value;
 pub use write::write;
