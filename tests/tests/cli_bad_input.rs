@@ -20,7 +20,10 @@ fn error_line(path: &Path, out: &Output) -> String {
     assert!(!stderr.contains("panicked"), "panic: {stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     let prefix = format!("memsnap: {}: ", path.display());
-    assert!(stderr.starts_with(&prefix), "prefix {prefix:?} in {stderr:?}");
+    assert!(
+        stderr.starts_with(&prefix),
+        "prefix {prefix:?} in {stderr:?}"
+    );
     assert!(out.stdout.is_empty(), "nothing on stdout");
     stderr[prefix.len()..].trim_end().to_owned()
 }
@@ -41,7 +44,11 @@ fn python_bytes(script: &str) -> Vec<u8> {
         .args(["-c", script])
         .output()
         .expect("python3");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -107,7 +114,10 @@ fn code_is_refused_not_run() {
         b"\x80\x04\x8c\x02os\x8c\x06system\x93\x8c\x02ls\x85R.",
     );
     let msg = error_line(&path, &out);
-    assert!(msg.starts_with("at byte 14: opcode STACK_GLOBAL (0x93) refused"), "{msg}");
+    assert!(
+        msg.starts_with("at byte 14: opcode STACK_GLOBAL (0x93) refused"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -118,7 +128,10 @@ fn gzip_inputs() {
     // gzip of nothing: a valid header and trailer around an empty stream.
     let empty_gz = python_bytes("import gzip,sys; sys.stdout.buffer.write(gzip.compress(b''))");
     let (path, out) = stats_of(&dir, "empty.gz", &empty_gz);
-    assert_eq!(error_line(&path, &out), "gzip data inflates to nothing: not a pickle");
+    assert_eq!(
+        error_line(&path, &out),
+        "gzip data inflates to nothing: not a pickle"
+    );
     let small = small_valid_pickle();
     let gz = python_bytes(&format!(
         "import gzip,sys; sys.stdout.buffer.write(gzip.compress(bytes({:?})))",
@@ -129,7 +142,11 @@ fn gzip_inputs() {
     assert!(msg.contains("gzip data is corrupt or truncated"), "{msg}");
     // And a whole one reads like the plain pickle.
     let (_, out) = stats_of(&dir, "whole.gz", &gz);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -92,8 +92,16 @@ fn segments_lists_every_segment_and_block() {
         let text = String::from_utf8(stdout_of(&["segments", path], None)).expect("UTF-8");
         let segs = text.lines().filter(|l| l.starts_with("segment 0x")).count();
         let blocks = text.lines().filter(|l| l.starts_with("  +0x")).count();
-        assert_eq!(segs as u64, stats["segments"].as_u64().expect("int"), "{path}");
-        assert_eq!(blocks as u64, stats["blocks"].as_u64().expect("int"), "{path}");
+        assert_eq!(
+            segs as u64,
+            stats["segments"].as_u64().expect("int"),
+            "{path}"
+        );
+        assert_eq!(
+            blocks as u64,
+            stats["blocks"].as_u64().expect("int"),
+            "{path}"
+        );
     }
 }
 

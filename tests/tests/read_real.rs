@@ -19,7 +19,10 @@ fn fingerprint(s: &Snapshot) -> String {
             seg.frames.map(|f| s.stacks.stack(f).len())
         );
         for b in &seg.blocks {
-            out += &format!("  {:?} {} {:?} {:?}", b.address, b.size, b.requested_size, b.state);
+            out += &format!(
+                "  {:?} {} {:?} {:?}",
+                b.address, b.size, b.requested_size, b.state
+            );
             if let Some(f) = b.frames {
                 for fr in s.stacks.frames_of(f) {
                     out += &format!(" {}:{}:{}", fr.filename, fr.line, fr.name);
@@ -51,7 +54,10 @@ fn fingerprint(s: &Snapshot) -> String {
         }
     }
     out += &format!("settings {:?}\n", s.allocator_settings);
-    out += &format!("annotations {:?}\nextra {:?}\n", s.external_annotations, s.extra);
+    out += &format!(
+        "annotations {:?}\nextra {:?}\n",
+        s.external_annotations, s.extra
+    );
     out
 }
 
@@ -63,15 +69,21 @@ fn every_real_fixture_reads_and_round_trips_in_rust() {
     for f in files {
         let bytes = std::fs::read(&f).expect("read fixture");
         let s = read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        assert!(
-            !s.segments.is_empty(),
-            "{}: no segments read",
-            f.display()
-        );
+        assert!(!s.segments.is_empty(), "{}: no segments read", f.display());
         let again = read(&write(&s)).unwrap_or_else(|e| panic!("{}: re-read: {e}", f.display()));
         assert_eq!(fingerprint(&s), fingerprint(&again), "{}", f.display());
         // Interning keeps sharing: no more distinct stacks than PyTorch wrote frame lists.
-        assert_eq!(s.stacks.stack_count(), again.stacks.stack_count(), "{}", f.display());
-        assert_eq!(s.stacks.frame_count(), again.stacks.frame_count(), "{}", f.display());
+        assert_eq!(
+            s.stacks.stack_count(),
+            again.stacks.stack_count(),
+            "{}",
+            f.display()
+        );
+        assert_eq!(
+            s.stacks.frame_count(),
+            again.stacks.frame_count(),
+            "{}",
+            f.display()
+        );
     }
 }

@@ -49,26 +49,34 @@ pub fn json(s: &Summary) -> serde_json::Value {
     })
 }
 
-fn bytes_lines(
-    out: &mut String,
-    indent: &str,
-    reserved: u64,
-    allocated: u64,
-    active: u64,
-    requested: u64,
-    free: u64,
-    largest_free: u64,
-) {
-    let rows = [
-        ("reserved", reserved),
-        ("allocated", allocated),
-        ("active", active),
-        ("requested", requested),
-        ("free (cached)", free),
-        ("largest free block", largest_free),
-    ];
+/// The byte rows printed for a device and for the total.
+type Rows = [(&'static str, u64); 6];
+
+fn device_rows(d: &DeviceSummary) -> Rows {
+    [
+        ("reserved", d.reserved_bytes),
+        ("allocated", d.allocated_bytes),
+        ("active", d.active_bytes),
+        ("requested", d.requested_bytes),
+        ("free (cached)", d.total_free_bytes),
+        ("largest free block", d.largest_free_block_bytes),
+    ]
+}
+
+fn total_rows(s: &Summary) -> Rows {
+    [
+        ("reserved", s.reserved_bytes),
+        ("allocated", s.allocated_bytes),
+        ("active", s.active_bytes),
+        ("requested", s.requested_bytes),
+        ("free (cached)", s.total_free_bytes),
+        ("largest free block", s.largest_free_block_bytes),
+    ]
+}
+
+fn bytes_lines(out: &mut String, rows: Rows) {
     for (name, v) in rows {
-        out.push_str(&format!("{indent}{name:<20}{}\n", size_exact(v)));
+        out.push_str(&format!("  {name:<20}{}\n", size_exact(v)));
     }
 }
 
@@ -79,16 +87,7 @@ fn human(file: &str, snapshot: &Snapshot, s: &Summary) -> String {
             "device {}: {} segments, {} blocks, {} trace entries\n",
             d.device, d.segments, d.blocks, d.trace_entries
         ));
-        bytes_lines(
-            &mut out,
-            "  ",
-            d.reserved_bytes,
-            d.allocated_bytes,
-            d.active_bytes,
-            d.requested_bytes,
-            d.total_free_bytes,
-            d.largest_free_block_bytes,
-        );
+        bytes_lines(&mut out, device_rows(&d));
     }
     out.push_str(&format!(
         "total: {} segments, {} blocks, {} trace entries, {} devices\n",
@@ -97,20 +96,14 @@ fn human(file: &str, snapshot: &Snapshot, s: &Summary) -> String {
         s.trace_entries.iter().sum::<u64>(),
         s.devices.len()
     ));
-    bytes_lines(
-        &mut out,
-        "  ",
-        s.reserved_bytes,
-        s.allocated_bytes,
-        s.active_bytes,
-        s.requested_bytes,
-        s.total_free_bytes,
-        s.largest_free_block_bytes,
-    );
+    bytes_lines(&mut out, total_rows(s));
     if !s.actions.is_empty() {
         let actions: Vec<String> = s.actions.iter().map(|(a, n)| format!("{a} {n}")).collect();
         out.push_str(&format!("actions: {}\n", actions.join(", ")));
     }
-    out.push_str(&format!("distinct alloc sizes: {}\n", s.distinct_alloc_sizes));
+    out.push_str(&format!(
+        "distinct alloc sizes: {}\n",
+        s.distinct_alloc_sizes
+    ));
     out
 }

@@ -151,12 +151,15 @@ impl DeviceSummary {
             .map(|device| {
                 let mut d = DeviceSummary {
                     device,
-                    trace_entries: usize::try_from(device)
-                        .map_or(0, |i| s.trace(i).len() as u64),
+                    trace_entries: usize::try_from(device).map_or(0, |i| s.trace(i).len() as u64),
                     ..DeviceSummary::default()
                 };
                 let mut bytes = Bytes::default();
-                for seg in s.segments.iter().filter(|g| g.device.unwrap_or(0) == device) {
+                for seg in s
+                    .segments
+                    .iter()
+                    .filter(|g| g.device.unwrap_or(0) == device)
+                {
                     d.segments += 1;
                     d.reserved_bytes = d.reserved_bytes.saturating_add(seg.total_size);
                     for b in &seg.blocks {
@@ -206,15 +209,24 @@ mod tests {
         };
         let s = Snapshot {
             segments: vec![
-                seg(0, vec![block(512, Some(100), BlockState::ActiveAllocated), legacy]),
-                seg(1, vec![
-                    block(1024, Some(0), BlockState::Inactive),
-                    block(4096, Some(0), BlockState::Inactive),
-                    block(512, Some(512), BlockState::ActiveAllocated),
-                ]),
+                seg(
+                    0,
+                    vec![block(512, Some(100), BlockState::ActiveAllocated), legacy],
+                ),
+                seg(
+                    1,
+                    vec![
+                        block(1024, Some(0), BlockState::Inactive),
+                        block(4096, Some(0), BlockState::Inactive),
+                        block(512, Some(512), BlockState::ActiveAllocated),
+                    ],
+                ),
             ],
             device_traces: Some(vec![
-                vec![TraceEntry::new(Action::Alloc, 1, 100), TraceEntry::new(Action::Alloc, 2, 512)],
+                vec![
+                    TraceEntry::new(Action::Alloc, 1, 100),
+                    TraceEntry::new(Action::Alloc, 2, 512),
+                ],
                 vec![TraceEntry::new(Action::FreeRequested, 1, 100)],
             ]),
             ..Snapshot::default()
@@ -235,7 +247,10 @@ mod tests {
         assert_eq!(sum.distinct_alloc_sizes, 2);
         let per = DeviceSummary::per_device(&s);
         assert_eq!(per.len(), 2);
-        assert_eq!((per[1].device, per[1].trace_entries, per[1].total_free_bytes), (1, 1, 5120));
+        assert_eq!(
+            (per[1].device, per[1].trace_entries, per[1].total_free_bytes),
+            (1, 1, 5120)
+        );
         assert_eq!(per[0].requested_bytes, 1600);
     }
 }

@@ -138,7 +138,8 @@ impl<'s> Pickler<'s> {
             self.out.extend_from_slice(&[op::LONG1, bytes.len() as u8]);
         } else {
             self.out.push(op::LONG4);
-            self.out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            self.out
+                .extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         }
         self.out.extend_from_slice(bytes);
     }
@@ -260,8 +261,11 @@ impl<'s> Pickler<'s> {
                         self.value(v);
                         self.commit();
                     }
-                    self.out
-                        .push(if chunk.len() > 1 { op::SETITEMS } else { op::SETITEM });
+                    self.out.push(if chunk.len() > 1 {
+                        op::SETITEMS
+                    } else {
+                        op::SETITEM
+                    });
                 }
             }
             Value::Set(items) => {

@@ -58,7 +58,9 @@ pub(super) fn inflate(
         progress(decoder.get_ref().consumed);
     }
     if out.is_empty() {
-        return Err(ReadError::whole("gzip data inflates to nothing: not a pickle"));
+        return Err(ReadError::whole(
+            "gzip data inflates to nothing: not a pickle",
+        ));
     }
     Ok(out)
 }

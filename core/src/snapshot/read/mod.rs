@@ -76,7 +76,8 @@ pub fn read_with_progress(
         let inflated = gzip::inflate(bytes, gzip::MAX_INFLATED, &mut |n| progress(n / 2))?;
         // Parse progress maps onto the second half of the compressed input's length.
         let out_len = inflated.len().max(1) as u64;
-        let mut scaled = |pos: u64| progress(total / 2 + pos.min(out_len) * (total - total / 2) / out_len);
+        let mut scaled =
+            |pos: u64| progress(total / 2 + pos.min(out_len) * (total - total / 2) / out_len);
         return decode(&inflated, &mut scaled).map_err(|mut e| {
             e.message.push_str(" (offset in the gunzipped data)");
             e

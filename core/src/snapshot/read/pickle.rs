@@ -618,7 +618,7 @@ impl<'a> Machine<'a> {
     /// Takes `stack[mark..]` as key/value pairs.
     fn pairs(&mut self, mark: usize) -> Result<Vec<(NodeId, NodeId)>, ReadError> {
         let items = &self.stack[mark..];
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(self.err(format!(
                 "odd number of items ({}) for key/value pairs",
                 items.len()

@@ -111,7 +111,9 @@ impl<'r, 'a> Builder<'r, 'a> {
     fn uint(&self, id: NodeId, path: &Path) -> Result<u64, ReadError> {
         match self.node(id) {
             Node::Int(i) if *i >= 0 => Ok(*i as u64),
-            Node::Int(i) => Err(self.fail(path, id, format!("expected a non-negative int, got {i}"))),
+            Node::Int(i) => {
+                Err(self.fail(path, id, format!("expected a non-negative int, got {i}")))
+            }
             Node::BigInt(b) => {
                 let negative = b.last().is_some_and(|x| x & 0x80 != 0);
                 if !negative && b.len() >= 8 && b[8..].iter().all(|&x| x == 0) {
@@ -119,7 +121,11 @@ impl<'r, 'a> Builder<'r, 'a> {
                     a.copy_from_slice(&b[..8]);
                     Ok(u64::from_le_bytes(a))
                 } else if negative {
-                    Err(self.fail(path, id, "expected a non-negative int, got a large negative one"))
+                    Err(self.fail(
+                        path,
+                        id,
+                        "expected a non-negative int, got a large negative one",
+                    ))
                 } else {
                     Err(self.fail(path, id, "int does not fit in 64 bits"))
                 }
@@ -174,7 +180,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             other => Err(self.fail(
                 path,
                 id,
-                format!("dict key is a {}, expected str", other.type_name()),
+                format!("dict key is of type {}, expected str", other.type_name()),
             )),
         }
     }
@@ -212,13 +218,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 return Ok(snap);
             }
             Node::Dict(_) => {}
-            _ => {
-                return Err(self.expected(
-                    &path,
-                    root,
-                    "a snapshot dict (or a list of segments)",
-                ))
-            }
+            _ => return Err(self.expected(&path, root, "a snapshot dict (or a list of segments)")),
         }
         let mut segments = None;
         for &(k, v) in self.dict(root, &path)? {
@@ -277,7 +277,8 @@ impl<'r, 'a> Builder<'r, 'a> {
                 "active_size" => s.active_size = Some(self.uint(v, &p)?),
                 "requested_size" => s.requested_size = Some(self.uint(v, &p)?),
                 "stream" => s.stream = Some(self.int(v, &p)?),
-                "segment_type" if matches!(self.node(v), Node::Str(t) if t == "small" || t == "large") => {
+                "segment_type" if matches!(self.node(v), Node::Str(t) if t == "small" || t == "large") =>
+                {
                     let large = matches!(self.node(v), Node::Str(t) if t == "large");
                     s.segment_type = Some(if large {
                         SegmentType::Large

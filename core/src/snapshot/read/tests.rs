@@ -1,0 +1,855 @@
+//! Unit tests of the pickle machine and the schema pass on hand-made pickles.
+
+use std::sync::Arc;
+
+use super::super::model::{Action, BlockState, Form, Snapshot};
+use super::super::opcodes as op;
+use super::super::value::Value;
+use super::super::write::write;
+use super::{read, read_with_progress, ReadError};
+
+/// Builds pickles opcode by opcode.
+#[derive(Default)]
+struct P(Vec<u8>);
+
+impl P {
+    fn proto(v: u8) -> P {
+        P(vec![op::PROTO, v])
+    }
+    fn op(mut self, o: u8) -> P {
+        self.0.push(o);
+        self
+    }
+    fn raw(mut self, b: &[u8]) -> P {
+        self.0.extend_from_slice(b);
+        self
+    }
+    fn s(self, s: &str) -> P {
+        let n = s.len() as u8;
+        self.op(op::SHORT_BINUNICODE).raw(&[n]).raw(s.as_bytes())
+    }
+    fn k(self, v: u8) -> P {
+        self.op(op::BININT1).raw(&[v])
+    }
+    fn stop(self) -> Vec<u8> {
+        self.op(op::STOP).0
+    }
+    /// `{"segments": [], <key>: ` ... then the caller's value, then `}` and STOP.
+    fn with_extra(key: &str) -> P {
+        P::proto(4)
+            .op(op::EMPTY_DICT)
+            .s("segments")
+            .op(op::EMPTY_LIST)
+            .op(op::SETITEM)
+            .s(key)
+    }
+    fn end_extra(self) -> Vec<u8> {
+        self.op(op::SETITEM).stop()
+    }
+}
+
+fn extra_value(bytes: &[u8]) -> Value {
+    let s = read(bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.extra.len(), 1);
+    s.extra[0].1.clone()
+}
+
+fn err(bytes: &[u8]) -> ReadError {
+    match read(bytes) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}
+
+fn list(items: Vec<Value>) -> Value {
+    Value::List(Arc::new(items))
+}
+
+#[test]
+fn integers_of_every_width() {
+    let cases: Vec<(Vec<u8>, Value)> = vec![
+        (vec![op::BININT1, 255], Value::Int(255)),
+        (vec![op::BININT2, 0x34, 0x12], Value::Int(0x1234)),
+        (vec![op::BININT, 0xff, 0xff, 0xff, 0xff], Value::Int(-1)),
+        (vec![op::LONG1, 0], Value::Int(0)),
+        (vec![op::LONG1, 1, 0x80], Value::Int(-128)),
+        (
+            vec![op::LONG1, 6, 0, 0, 0, 0, 0x7f, 0],
+            Value::Int(0x7f_0000_0000),
+        ),
+        (
+            vec![op::LONG1, 9, 0, 0, 0, 0, 0, 0, 0, 0x80, 0],
+            Value::BigInt(Arc::from(&[0u8, 0, 0, 0, 0, 0, 0, 0x80, 0][..])),
+        ),
+        (
+            // 9 bytes that still fit i64 (redundant sign byte).
+            vec![
+                op::LONG1,
+                9,
+                0xfe,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+            ],
+            Value::Int(-2),
+        ),
+        (vec![op::LONG4, 2, 0, 0, 0, 0x00, 0x01], Value::Int(256)),
+        (b"I42\n".to_vec(), Value::Int(42)),
+        (b"I01\n".to_vec(), Value::Bool(true)),
+        (b"L-5L\n".to_vec(), Value::Int(-5)),
+        (vec![op::NEWTRUE], Value::Bool(true)),
+        (vec![op::NEWFALSE], Value::Bool(false)),
+        (vec![op::NONE], Value::None),
+    ];
+    for (ops, want) in cases {
+        let v = extra_value(&P::with_extra("x").raw(&ops).end_extra());
+        assert_eq!(v, want, "{ops:?}");
+        assert_eq!(v.type_name(), want.type_name(), "{ops:?}");
+    }
+}
+
+#[test]
+fn strings_bytes_and_floats() {
+    let mut unicode8 = vec![op::BINUNICODE8];
+    unicode8.extend_from_slice(&3u64.to_le_bytes());
+    unicode8.extend_from_slice(b"abc");
+    let mut bytes8 = vec![op::BINBYTES8];
+    bytes8.extend_from_slice(&2u64.to_le_bytes());
+    bytes8.extend_from_slice(b"\x00\x01");
+    let str_of = |s: &str| Value::Str(Arc::from(s));
+    let cases: Vec<(Vec<u8>, Value)> = vec![
+        (b"X\x02\x00\x00\x00\xc3\xa9".to_vec(), str_of("é")),
+        (unicode8, str_of("abc")),
+        (b"U\x02hi".to_vec(), str_of("hi")),
+        (b"T\x02\x00\x00\x00hi".to_vec(), str_of("hi")),
+        (b"S'a\\nb'\n".to_vec(), str_of("a\nb")),
+        (b"Vcaf\xe9\\u20ac\n".to_vec(), str_of("café€")),
+        (b"C\x02ab".to_vec(), Value::Bytes(Arc::from(&b"ab"[..]))),
+        (
+            b"B\x01\x00\x00\x00z".to_vec(),
+            Value::Bytes(Arc::from(&b"z"[..])),
+        ),
+        (bytes8, Value::Bytes(Arc::from(&b"\x00\x01"[..]))),
+        (
+            [&[op::BINFLOAT][..], &1.5f64.to_be_bytes()].concat(),
+            Value::Float(1.5),
+        ),
+        (b"F-0.25\n".to_vec(), Value::Float(-0.25)),
+    ];
+    for (ops, want) in cases {
+        let v = extra_value(&P::with_extra("x").raw(&ops).end_extra());
+        assert_eq!(v, want, "{ops:?}");
+        assert_eq!(v.type_name(), want.type_name(), "{ops:?}");
+    }
+}
+
+#[test]
+fn containers_and_stack_opcodes() {
+    let i = Value::Int;
+    // [(1,), (1, 2), (1, 2, 3), (1, 2, 3, 4), {1: 2, 3: 4}, {5}, frozenset({6}), [7, 8]]
+    let bytes = P::with_extra("x")
+        .op(op::EMPTY_LIST)
+        .op(op::MARK)
+        .k(1)
+        .op(op::TUPLE1)
+        .k(1)
+        .k(2)
+        .op(op::TUPLE2)
+        .k(1)
+        .k(2)
+        .k(3)
+        .op(op::TUPLE3)
+        .op(op::MARK)
+        .k(1)
+        .k(2)
+        .k(3)
+        .k(4)
+        .op(op::TUPLE)
+        .op(op::MARK)
+        .k(1)
+        .k(2)
+        .k(3)
+        .k(4)
+        .op(op::DICT)
+        .op(op::EMPTY_SET)
+        .op(op::MARK)
+        .k(5)
+        .k(5)
+        .op(op::ADDITEMS)
+        .op(op::MARK)
+        .k(6)
+        .op(op::FROZENSET)
+        .op(op::MARK)
+        .k(7)
+        .k(8)
+        .op(op::LIST)
+        .op(op::APPENDS)
+        // DUP then POP leaves the list; MARK junk POP_MARK leaves nothing behind.
+        .op(op::DUP)
+        .op(op::POP)
+        .op(op::MARK)
+        .k(9)
+        .k(9)
+        .op(op::POP_MARK)
+        .end_extra();
+    let tuple = |v: Vec<Value>| Value::Tuple(Arc::new(v));
+    let want = list(vec![
+        tuple(vec![i(1)]),
+        tuple(vec![i(1), i(2)]),
+        tuple(vec![i(1), i(2), i(3)]),
+        tuple(vec![i(1), i(2), i(3), i(4)]),
+        Value::Dict(Arc::new(vec![(i(1), i(2)), (i(3), i(4))])),
+        Value::Set(Arc::new(vec![i(5)])),
+        Value::FrozenSet(Arc::new(vec![i(6)])),
+        list(vec![i(7), i(8)]),
+    ]);
+    assert_eq!(extra_value(&bytes), want);
+}
+
+#[test]
+fn protocol_0_text_opcodes() {
+    // pickle.dumps({'segments': [], 'x': [1, 'a', 1.5, None]}, protocol=0), by hand.
+    let bytes = b"(dp0\nVsegments\np1\n(lp2\nsVx\np3\n(lp4\nI1\naVa\np5\naF1.5\naNas.";
+    let v = extra_value(bytes);
+    assert_eq!(
+        v,
+        list(vec![
+            Value::Int(1),
+            Value::from("a"),
+            Value::Float(1.5),
+            Value::None
+        ])
+    );
+    // GET of a PUT key: the same key string object twice.
+    let bytes = b"(dp0\nVsegments\np1\n(lp2\nsVx\np3\ng3\ns.";
+    assert_eq!(extra_value(bytes), Value::from("x"));
+}
+
+#[test]
+fn memo_gets_share_instead_of_copying() {
+    // x = [l, l, l] where l = [1, 2] is stored once: one Arc, three references.
+    let bytes = P::with_extra("x")
+        .op(op::EMPTY_LIST)
+        .op(op::MARK)
+        .op(op::EMPTY_LIST)
+        .op(op::BINPUT)
+        .raw(&[7])
+        .op(op::MARK)
+        .k(1)
+        .k(2)
+        .op(op::APPENDS)
+        .op(op::BINGET)
+        .raw(&[7])
+        .op(op::LONG_BINPUT)
+        .raw(&[0, 1, 0, 0])
+        .op(op::LONG_BINGET)
+        .raw(&[0, 1, 0, 0])
+        .op(op::APPENDS)
+        .end_extra();
+    let v = extra_value(&bytes);
+    let items = v.as_seq().expect("list");
+    assert_eq!(items.len(), 3);
+    match (&items[0], &items[1], &items[2]) {
+        (Value::List(a), Value::List(b), Value::List(c)) => {
+            assert!(Arc::ptr_eq(a, b) && Arc::ptr_eq(b, c));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A snapshot whose two blocks and trace entry share one frame list, and whose second list
+/// shares a frame dict with the first: PyTorch's memo pattern.
+fn shared_frames_pickle() -> Vec<u8> {
+    let frame = |p: P, name: &str| {
+        p.op(op::EMPTY_DICT)
+            .op(op::MEMOIZE)
+            .op(op::MARK)
+            .s("filename")
+            .s("a.py")
+            .s("line")
+            .k(3)
+            .s("name")
+            .s(name)
+            .op(op::SETITEMS)
+    };
+    // memo: 0 = frames list, 1 = frame f, 2 = frame g (in list 2)
+    let p = P::proto(4)
+        .op(op::FRAME)
+        .raw(&[0; 8])
+        .op(op::EMPTY_DICT)
+        .s("segments")
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("address")
+        .k(0)
+        .s("total_size")
+        .op(op::BININT2)
+        .raw(&[0, 2])
+        .s("blocks")
+        .op(op::EMPTY_LIST)
+        .op(op::MARK)
+        // block 0: frames = new list [f]
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("size")
+        .op(op::BININT2)
+        .raw(&[0, 1])
+        .s("state")
+        .s("active_allocated")
+        .s("frames")
+        .op(op::EMPTY_LIST)
+        .op(op::MEMOIZE);
+    let p = frame(p, "f").op(op::APPEND).op(op::SETITEMS);
+    // block 1: frames = memo 0 (the same list)
+    let p = p
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("size")
+        .op(op::BININT2)
+        .raw(&[0, 1])
+        .s("state")
+        .s("active_awaiting_free")
+        .s("frames")
+        .op(op::BINGET)
+        .raw(&[0])
+        .op(op::SETITEMS)
+        .op(op::APPENDS)
+        .op(op::SETITEMS)
+        .op(op::APPEND)
+        .op(op::SETITEM)
+        .s("device_traces")
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("action")
+        .s("alloc")
+        .s("addr")
+        .k(0)
+        .s("size")
+        .k(200)
+        .s("frames")
+        .op(op::EMPTY_LIST)
+        .op(op::MARK);
+    let p = frame(p, "g").op(op::BINGET).raw(&[1]).op(op::APPENDS);
+    let p = p
+        .op(op::SETITEMS)
+        .op(op::APPEND)
+        .op(op::APPEND)
+        .op(op::SETITEM);
+    let mut bytes = p.stop();
+    let frame_len = (bytes.len() - 11) as u64;
+    bytes[3..11].copy_from_slice(&frame_len.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn shared_frames_intern_once() {
+    let s = read(&shared_frames_pickle()).unwrap_or_else(|e| panic!("{e}"));
+    let blocks = &s.segments[0].blocks;
+    assert_eq!(
+        blocks[0].frames, blocks[1].frames,
+        "same list node, same StackId"
+    );
+    assert_eq!(blocks[1].state, BlockState::ActivePendingFree);
+    let entry = &s.trace(0)[0];
+    assert_eq!(entry.action, Action::Alloc);
+    let (b, e) = (
+        blocks[0].frames.expect("frames"),
+        entry.frames.expect("frames"),
+    );
+    assert_ne!(b, e, "a different list");
+    assert_eq!(s.stacks.stack_count(), 2);
+    assert_eq!(s.stacks.frame_count(), 2, "frame f is shared by both lists");
+    assert_eq!(s.stacks.stack(e)[1], s.stacks.stack(b)[0]);
+    let f = s.stacks.frame(s.stacks.stack(b)[0]);
+    let g = s.stacks.frame(s.stacks.stack(e)[0]);
+    assert!(
+        Arc::ptr_eq(&f.filename, &g.filename),
+        "frame strings shared"
+    );
+    // And the writer keeps the sharing: reading its output gives the same interning.
+    let again = read(&write(&s)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.stacks.stack_count(), 2);
+    assert_eq!(again.stacks.frame_count(), 2);
+    let b2 = &again.segments[0].blocks;
+    assert_eq!(b2[0].frames, b2[1].frames);
+}
+
+#[test]
+fn bare_segment_list_and_legacy_history() {
+    let bytes = P::proto(2)
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("address")
+        .k(0)
+        .s("total_size")
+        .k(100)
+        .s("blocks")
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("size")
+        .k(100)
+        .s("state")
+        .s("inactive")
+        .s("history")
+        .op(op::EMPTY_LIST)
+        .op(op::SETITEMS)
+        .op(op::APPEND)
+        .op(op::SETITEMS)
+        .op(op::APPEND)
+        .stop();
+    let s = read(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.form, Form::SegmentList);
+    assert!(s.device_traces.is_none());
+    let b = &s.segments[0].blocks[0];
+    assert_eq!(b.history, Some(list(vec![])));
+    assert!(b.frames.is_none());
+    let again = read(&write(&s)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.form, Form::SegmentList);
+    assert_eq!(again.segments[0].blocks[0].history, Some(list(vec![])));
+}
+
+#[test]
+fn every_code_opcode_is_refused_by_name() {
+    let refused: &[(u8, &str)] = &[
+        (op::GLOBAL, "GLOBAL"),
+        (op::STACK_GLOBAL, "STACK_GLOBAL"),
+        (op::REDUCE, "REDUCE"),
+        (op::BUILD, "BUILD"),
+        (op::INST, "INST"),
+        (op::OBJ, "OBJ"),
+        (op::NEWOBJ, "NEWOBJ"),
+        (op::NEWOBJ_EX, "NEWOBJ_EX"),
+        (op::EXT1, "EXT1"),
+        (op::EXT2, "EXT2"),
+        (op::EXT4, "EXT4"),
+        (op::PERSID, "PERSID"),
+        (op::BINPERSID, "BINPERSID"),
+        (op::BYTEARRAY8, "BYTEARRAY8"),
+        (op::NEXT_BUFFER, "NEXT_BUFFER"),
+        (op::READONLY_BUFFER, "READONLY_BUFFER"),
+    ];
+    for &(code, name) in refused {
+        let e = err(&P::proto(5).op(op::NONE).op(code).raw(b"x\ny\n").stop());
+        assert_eq!(e.offset, Some(3), "{name}");
+        assert!(
+            e.message
+                .starts_with(&format!("opcode {name} (0x{code:02x})")),
+            "{e}"
+        );
+        assert!(
+            e.message.contains("refused: memsnap reads plain data only"),
+            "{e}"
+        );
+    }
+    let e = err(b"cos\nsystem\n(S'ls'\ntR.");
+    assert_eq!(
+        e.to_string(),
+        "at byte 0: opcode GLOBAL (0x63) 'os system' refused: memsnap reads plain data only; \
+         this pickle asks to import/call code"
+    );
+}
+
+#[test]
+fn malformed_pickles_get_clear_errors() {
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (vec![], "empty input"),
+        (
+            vec![op::PROTO, 6, op::NONE, op::STOP],
+            "unsupported pickle protocol 6",
+        ),
+        (vec![op::PROTO, 4, op::APPEND, op::STOP], "stack underflow"),
+        (
+            vec![op::PROTO, 4, op::EMPTY_LIST, op::MARK, op::APPEND, op::STOP],
+            "above the open MARK",
+        ),
+        (
+            vec![op::PROTO, 4, op::EMPTY_LIST, op::APPENDS, op::STOP],
+            "needs a MARK",
+        ),
+        (
+            vec![op::PROTO, 4, op::MARK, op::NONE, op::STOP],
+            "MARK(s) still open at STOP",
+        ),
+        (
+            vec![op::PROTO, 4, op::BINGET, 3, op::STOP],
+            "memo key 3 was never stored",
+        ),
+        (vec![op::PROTO, 4, op::MEMOIZE], "stack underflow"),
+        (vec![op::PROTO, 4, op::NONE], "without a STOP opcode"),
+        (vec![op::PROTO, 4, 0xff], "unknown opcode 0xff"),
+        (
+            vec![
+                op::PROTO,
+                4,
+                op::EMPTY_DICT,
+                op::MARK,
+                op::NONE,
+                op::SETITEMS,
+                op::STOP,
+            ],
+            "odd number",
+        ),
+        (
+            vec![
+                op::PROTO,
+                4,
+                op::EMPTY_DICT,
+                op::EMPTY_LIST,
+                op::NONE,
+                op::SETITEM,
+                op::STOP,
+            ],
+            "unhashable list",
+        ),
+        (
+            vec![
+                op::PROTO,
+                4,
+                op::NONE,
+                op::MARK,
+                op::NONE,
+                op::APPENDS,
+                op::STOP,
+            ],
+            "expects a list to add to but finds a None",
+        ),
+        (
+            vec![op::PROTO, 4, op::NONE, op::STOP, b'x'],
+            "trailing data after the STOP",
+        ),
+        (
+            vec![op::PROTO, 4, op::LONG4, 0xff, 0xff, 0xff, 0xff],
+            "negative byte count",
+        ),
+        (
+            b"\x80\x04X\x00\x00\x00\x80abc.".to_vec(),
+            "length prefix says 2147483648 bytes follow but only 4 remain",
+        ),
+        (b"\x80\x04\x8c\x02\xed\xa0.".to_vec(), "not valid UTF-8"),
+        (
+            b"\x80\x04\x95\x00\x10\x00\x00\x00\x00\x00\x00N.".to_vec(),
+            "frame of 4096 bytes but only 2 remain",
+        ),
+        (b"S'abc\n.".to_vec(), "must be quoted"),
+        (b"Iabc\n.".to_vec(), "not a decimal integer"),
+        (b"I12".to_vec(), "no terminating newline"),
+        (b"U\x01\xff.".to_vec(), "not ASCII"),
+        (
+            vec![op::PROTO, 4, op::NONE, op::STOP],
+            "top level: expected a snapshot dict (or a list of segments), got None",
+        ),
+    ];
+    for (bytes, want) in cases {
+        let e = err(&bytes);
+        assert!(
+            e.to_string().contains(want),
+            "{bytes:?}: {e} (wanted {want:?})"
+        );
+    }
+    // NUL padding after STOP (as _memory_viz pads before base64) is fine.
+    let mut padded = P::with_extra("x").k(1).end_extra();
+    padded.extend_from_slice(&[0, 0]);
+    assert!(read(&padded).is_ok());
+}
+
+#[test]
+fn schema_errors_name_the_path_and_types() {
+    let seg = |blocks: P| {
+        blocks
+            .op(op::SETITEMS)
+            .op(op::APPEND)
+            .op(op::SETITEM)
+            .stop()
+    };
+    let head = || {
+        P::proto(4)
+            .op(op::EMPTY_DICT)
+            .s("segments")
+            .op(op::EMPTY_LIST)
+            .op(op::EMPTY_DICT)
+            .op(op::MARK)
+            .s("address")
+            .k(0)
+            .s("total_size")
+            .k(0)
+            .s("blocks")
+    };
+    let bad_size = seg(head()
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("size")
+        .s("12")
+        .s("state")
+        .s("inactive")
+        .op(op::SETITEMS)
+        .op(op::APPEND));
+    assert!(err(&bad_size)
+        .message
+        .ends_with("segments[0].blocks[0].size: expected int, got str"));
+    let bad_state = seg(head()
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("size")
+        .k(1)
+        .s("state")
+        .s("held")
+        .op(op::SETITEMS)
+        .op(op::APPEND));
+    assert!(err(&bad_state)
+        .message
+        .contains("segments[0].blocks[0].state: unknown block state 'held'"));
+    let negative = seg(head()
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("size")
+        .op(op::BININT)
+        .raw(&[0xff; 4])
+        .s("state")
+        .s("inactive")
+        .op(op::SETITEMS)
+        .op(op::APPEND));
+    assert!(err(&negative)
+        .message
+        .contains("segments[0].blocks[0].size: expected a non-negative int, got -1"));
+    let missing = seg(head()
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("size")
+        .k(1)
+        .op(op::SETITEMS)
+        .op(op::APPEND));
+    assert!(err(&missing)
+        .message
+        .contains("segments[0].blocks[0]: missing key 'state'"));
+}
+
+#[test]
+fn recursion_and_depth_are_bounded() {
+    // x = []; x.append(x)
+    let cyclic = P::with_extra("x")
+        .op(op::EMPTY_LIST)
+        .op(op::MEMOIZE)
+        .op(op::BINGET)
+        .raw(&[0])
+        .op(op::APPEND)
+        .end_extra();
+    assert!(err(&cyclic).message.contains("contains itself"));
+    let mut deep = P::with_extra("x");
+    for _ in 0..1000 {
+        deep = deep.op(op::EMPTY_LIST);
+    }
+    for _ in 0..999 {
+        deep = deep.op(op::APPEND);
+    }
+    assert!(err(&deep.end_extra()).message.contains("nests deeper than"));
+}
+
+#[test]
+fn memo_bombs_stay_linear() {
+    // l0 = [1]; l(i+1) = [li, li, li, li]: 4^30 leaves if copied; as nodes, 30 lists.
+    let mut p = P::with_extra("x")
+        .op(op::EMPTY_LIST)
+        .k(1)
+        .op(op::APPEND)
+        .op(op::MEMOIZE)
+        .op(op::POP);
+    for i in 0..30u32 {
+        p = p.op(op::EMPTY_LIST).op(op::MARK);
+        for _ in 0..4 {
+            p = p.op(op::LONG_BINGET).raw(&i.to_le_bytes());
+        }
+        p = p.op(op::APPENDS).op(op::MEMOIZE).op(op::POP);
+    }
+    let v = extra_value(&p.op(op::LONG_BINGET).raw(&30u32.to_le_bytes()).end_extra());
+    let mut depth = 0;
+    let mut cur = &v;
+    while let Some(items) = cur.as_seq() {
+        depth += 1;
+        cur = &items[0];
+    }
+    assert_eq!(depth, 31);
+    // Shared segments are bounded too: 10k references to one segment in a 60 kB file are fine
+    // (each costs its bytes), but the typed model cannot exceed one item per input byte.
+    let mut p = P::proto(4)
+        .op(op::EMPTY_DICT)
+        .s("segments")
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("address")
+        .k(0)
+        .s("total_size")
+        .k(0)
+        .s("blocks")
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("size")
+        .k(1)
+        .s("state")
+        .s("inactive")
+        .op(op::SETITEMS)
+        .op(op::MEMOIZE)
+        .op(op::APPEND)
+        .op(op::MARK);
+    for _ in 0..2000 {
+        p = p.op(op::BINGET).raw(&[0]);
+    }
+    p = p
+        .op(op::APPENDS)
+        .op(op::SETITEMS)
+        .op(op::MEMOIZE)
+        .op(op::APPEND)
+        .op(op::MARK);
+    for _ in 0..2000 {
+        p = p.op(op::BINGET).raw(&[1]);
+    }
+    let bomb = p.op(op::APPENDS).op(op::SETITEM).stop();
+    assert!(err(&bomb).message.contains("pickle bomb"));
+}
+
+#[test]
+fn gzip_is_inflated_with_a_bound() {
+    use std::io::Write;
+    let plain = shared_frames_pickle();
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&plain).expect("gzip");
+    let gz = enc.finish().expect("gzip");
+    let s = read(&gz).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.segments[0].blocks.len(), 2);
+    let e = super::gzip::inflate(&gz, 10, &mut |_| {}).expect_err("bounded");
+    assert!(e.message.contains("inflates to more than 10 bytes"), "{e}");
+    let e = err(&gz[..gz.len() - 12]);
+    assert!(e.message.contains("corrupt or truncated"), "{e}");
+}
+
+#[test]
+fn progress_is_monotonic_and_ends_at_the_length() {
+    let bytes = shared_frames_pickle();
+    let mut seen = Vec::new();
+    read_with_progress(&bytes, &mut |n| seen.push(n)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seen.last(), Some(&(bytes.len() as u64)));
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]));
+}
+
+/// Everything the typed model holds survives write -> read.
+#[test]
+fn writer_round_trips_every_field() {
+    let s = read(&shared_frames_pickle()).unwrap_or_else(|e| panic!("{e}"));
+    let mut s: Snapshot = s;
+    let mut seg = s.segments[0].clone();
+    seg.device = Some(1);
+    seg.address = u64::MAX - 4095;
+    seg.stream = Some(-5);
+    seg.segment_pool_id = Some((1, 0));
+    seg.is_expandable = Some(true);
+    seg.extra.push((
+        Arc::from("future"),
+        Value::FrozenSet(Arc::new(vec![Value::Int(1)])),
+    ));
+    s.segments.push(seg);
+    let mut oom = s.trace(0)[0].clone();
+    oom.action = Action::Oom;
+    oom.addr = None;
+    oom.device_free = Some(1 << 40);
+    oom.compile_context = Some(Arc::from("ctx"));
+    oom.user_metadata = Some(Value::from("meta"));
+    oom.frames = None;
+    let mut other = oom.clone();
+    other.action = Action::Other(Arc::from("annotate"));
+    other.time_us = Some(1_700_000_000_000_000);
+    if let Some(t) = s.device_traces.as_mut() {
+        t[0].push(oom);
+        t.push(vec![other]);
+    }
+    let shared = Value::List(Arc::new(vec![
+        Value::Float(f64::NAN),
+        Value::Bytes(Arc::from(&b"\x00"[..])),
+    ]));
+    s.extra.push((Arc::from("a"), shared.clone()));
+    s.extra.push((Arc::from("b"), shared));
+    s.external_annotations = Some(list(vec![Value::Dict(Arc::new(vec![(
+        Value::from("k"),
+        Value::Int(-1 << 40),
+    )]))]));
+    let bytes = write(&s);
+    let r = read(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    let seg = &r.segments[1];
+    assert_eq!(seg.address, u64::MAX - 4095);
+    assert_eq!(
+        (
+            seg.device,
+            seg.stream,
+            seg.segment_pool_id,
+            seg.is_expandable
+        ),
+        (Some(1), Some(-5), Some((1, 0)), Some(true))
+    );
+    assert_eq!(seg.extra, s.segments[1].extra);
+    let t = r.trace(0);
+    assert_eq!(t[1].action, Action::Oom);
+    assert_eq!((t[1].addr, t[1].device_free), (None, Some(1 << 40)));
+    assert_eq!(t[1].compile_context.as_deref(), Some("ctx"));
+    assert_eq!(r.trace(1)[0].action.as_str(), "annotate");
+    assert_eq!(r.trace(1)[0].time_us, Some(1_700_000_000_000_000));
+    assert_eq!(r.external_annotations, s.external_annotations);
+    match (&r.extra[0].1, &r.extra[1].1) {
+        (Value::List(a), Value::List(b)) => assert!(Arc::ptr_eq(a, b), "sharing kept"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn writer_picks_cpython_integer_opcodes() {
+    let int_bytes = |v: i64| {
+        let s = Snapshot {
+            extra: vec![(Arc::from("x"), Value::Int(v))],
+            ..Snapshot::default()
+        };
+        let b = write(&s);
+        // ... 'x' MEMOIZE <int> SETITEMS: the int sits between the key's MEMOIZE and SETITEMS.
+        let key = b
+            .windows(3)
+            .position(|w| w == [op::SHORT_BINUNICODE, 1, b'x'])
+            .expect("key");
+        let start = key + 4;
+        let tail = &b[start..];
+        let stop = tail
+            .iter()
+            .rposition(|&c| c == op::SETITEMS)
+            .expect("setitems");
+        tail[..stop].to_vec()
+    };
+    assert_eq!(int_bytes(0), vec![op::BININT1, 0]);
+    assert_eq!(int_bytes(255), vec![op::BININT1, 255]);
+    assert_eq!(int_bytes(256), vec![op::BININT2, 0, 1]);
+    assert_eq!(int_bytes(65536), vec![op::BININT, 0, 0, 1, 0]);
+    assert_eq!(int_bytes(-1), vec![op::BININT, 0xff, 0xff, 0xff, 0xff]);
+    assert_eq!(int_bytes(1 << 31), vec![op::LONG1, 5, 0, 0, 0, 0x80, 0]);
+    assert_eq!(
+        int_bytes(-(1 << 31) - 1),
+        vec![op::LONG1, 5, 0xff, 0xff, 0xff, 0x7f, 0xff]
+    );
+    assert_eq!(
+        int_bytes(-(1 << 40)),
+        vec![op::LONG1, 6, 0, 0, 0, 0, 0, 0xff]
+    );
+    assert_eq!(
+        int_bytes(0x7f00_0000_0000),
+        vec![op::LONG1, 6, 0, 0, 0, 0, 0, 0x7f]
+    );
+}

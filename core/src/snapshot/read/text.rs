@@ -6,8 +6,14 @@ use std::borrow::Cow;
 use super::arena::{long_from_le, Node};
 
 fn trim(s: &[u8]) -> &[u8] {
-    let start = s.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(s.len());
-    let end = s.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    let start = s
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    let end = s
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
     &s[start..end]
 }
 
@@ -186,9 +192,15 @@ mod tests {
     fn decimals_of_every_size() {
         assert_eq!(int_of(decimal(b"42").unwrap()), Some(42));
         assert_eq!(int_of(decimal(b"-7 ").unwrap()), Some(-7));
-        assert_eq!(int_of(decimal(b"-9223372036854775808").unwrap()), Some(i64::MIN));
+        assert_eq!(
+            int_of(decimal(b"-9223372036854775808").unwrap()),
+            Some(i64::MIN)
+        );
         match decimal(b"18446744073709551615").unwrap() {
-            Node::BigInt(b) => assert_eq!(&b[..], &[0xff; 8].iter().copied().chain([0]).collect::<Vec<_>>()[..]),
+            Node::BigInt(b) => assert_eq!(
+                &b[..],
+                &[0xff; 8].iter().copied().chain([0]).collect::<Vec<_>>()[..]
+            ),
             other => panic!("{other:?}"),
         }
         match decimal(b"-18446744073709551616").unwrap() {
@@ -203,7 +215,10 @@ mod tests {
     fn string_escapes() {
         assert_eq!(quoted_string(b"'a\\nb\\x41\\101\\''").unwrap(), b"a\nbAA'");
         assert!(quoted_string(b"abc").is_err());
-        assert_eq!(raw_unicode_escape(b"caf\xe9 \\u20ac \\\\u").unwrap(), "caf\u{e9} \u{20ac} \\\\u");
+        assert_eq!(
+            raw_unicode_escape(b"caf\xe9 \\u20ac \\\\u").unwrap(),
+            "caf\u{e9} \u{20ac} \\\\u"
+        );
         assert!(raw_unicode_escape(b"\\ud800").is_err());
         assert!(ascii(b"\xff").is_err());
         assert_eq!(float(b"1.5\n").unwrap(), 1.5);
