@@ -46,6 +46,9 @@ fn every_builtin_scenario_makes_a_faithful_snapshot() {
         let mut alloc = Allocator::new(Sim::new(cap), Config::default());
         let outcome = run_scenario(&mut alloc, &scenario, 0, true, name.to_string()).unwrap();
         let stats = alloc.stats().clone();
+        alloc
+            .check_invariants()
+            .unwrap_or_else(|e| panic!("{name}: model invariants: {e}"));
 
         // The binary's file is exactly the model's snapshot, written (runs are deterministic).
         assert!(

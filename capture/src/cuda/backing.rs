@@ -11,6 +11,9 @@ use memsnap_core::allocator::{Backing, EventId, StreamId};
 
 use super::driver::{check, describe, CudaError, Device};
 
+/// PyTorch's page size for the small pool and the usual granularity of current GPUs.
+const FALLBACK_GRANULARITY: u64 = 2 << 20;
+
 pub struct CudaBacking {
     dev: Device,
     /// cuMemCreate granularity: physical pages are created per granule so that any granule-
@@ -32,13 +35,18 @@ impl CudaBacking {
         let prop = alloc_prop(dev.ordinal);
         let mut g = 0usize;
         // SAFETY: valid out-pointer and property struct; the context is current (Device).
-        check("cuMemGetAllocationGranularity", unsafe {
+        let r = unsafe {
             sys::cuMemGetAllocationGranularity(
                 &mut g,
                 &prop,
                 sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
             )
-        })?;
+        };
+        // Devices without virtual memory management still run non-expandable scenarios; the
+        // first cuMemCreate then reports the problem.
+        if r != CUresult::CUDA_SUCCESS {
+            g = FALLBACK_GRANULARITY as usize;
+        }
         Ok(CudaBacking {
             dev,
             granularity: g.max(1) as u64,
@@ -165,9 +173,12 @@ impl Backing for CudaBacking {
             location: prop.location,
             flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
         };
-        let start = addr / g * g;
         let end = (addr + size).div_ceil(g) * g;
-        let mut a = start;
+        // Granules this call maps: undone (and only they) if a later one fails, so that a
+        // failed map leaves nothing new mapped, as in PyTorch.
+        let mut mapped_now: Vec<u64> = Vec::new();
+        let mut a = addr / g * g;
+        let mut ok = true;
         while a < end {
             if self.pages.contains_key(&a) {
                 a += g;
@@ -180,28 +191,33 @@ impl Backing for CudaBacking {
                 if r != CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                     self.fail("cuMemCreate", r);
                 }
-                // Undo this call's pages: a failed map leaves nothing mapped, as in PyTorch.
-                self.unmap_pages(start, a - start);
-                return false;
+                ok = false;
+                break;
             }
             // SAFETY: `a` lies in a range reserved by `reserve_virtual`, not mapped yet.
             let r = unsafe { sys::cuMemMap(a, g as usize, 0, h, 0) };
             if !self.ok("cuMemMap", r) {
                 // SAFETY: the handle is ours and unused.
                 unsafe { sys::cuMemRelease(h) };
-                self.unmap_pages(start, a - start);
-                return false;
+                ok = false;
+                break;
             }
             self.pages.insert(a, h);
+            mapped_now.push(a);
             // SAFETY: the granule was just mapped.
             let r = unsafe { sys::cuMemSetAccess(a, g as usize, &access, 1) };
             if !self.ok("cuMemSetAccess", r) {
-                self.unmap_pages(start, a + g - start);
-                return false;
+                ok = false;
+                break;
             }
             a += g;
         }
-        true
+        if !ok {
+            for p in mapped_now {
+                self.unmap_pages(p, g);
+            }
+        }
+        ok
     }
 
     fn unmap(&mut self, addr: u64, size: u64) {
