@@ -18,6 +18,28 @@ pub fn peak_index_in(tl: &Timeline, start: usize, end: usize) -> Option<usize> {
     part.iter().position(|&v| v == max).map(|i| start + i)
 }
 
+/// The band threshold that draws about the `count` largest allocations live inside
+/// `start..end` (as MemoryViz.js draws only the largest ones): the size of the `count`-th
+/// largest, never below `floor`. Smaller ones are summarised.
+pub fn min_bytes_for_count(tl: &Timeline, start: usize, end: usize, count: usize, floor: u64) -> u64 {
+    let mut sizes: Vec<u64> = tl
+        .allocations
+        .list
+        .iter()
+        .filter(|a| a.start < a.end && a.start < end && a.end > start)
+        .map(|a| a.size)
+        .collect();
+    let kth = if count == 0 || sizes.is_empty() {
+        u64::MAX
+    } else if sizes.len() <= count {
+        0
+    } else {
+        let k = sizes.len() - count;
+        *sizes.select_nth_unstable(k).1
+    };
+    kth.max(floor).max(1)
+}
+
 /// Entries of `start..end` after which the allocation is live.
 pub fn lifetime_in(a: &Allocation, start: usize, end: usize) -> u64 {
     a.end.min(end).saturating_sub(a.start.max(start)) as u64
@@ -44,6 +66,10 @@ mod tests {
         assert_eq!(peak_index_in(&tl, 4, 99), Some(4));
         assert_eq!(peak_index_in(&tl, 5, 9), None);
         assert_eq!(clamp(&tl, 7, 9), (5, 5));
+        assert_eq!(min_bytes_for_count(&tl, 0, 5, 1, 1), 4 * MB);
+        assert_eq!(min_bytes_for_count(&tl, 0, 5, 2, 1), MB);
+        assert_eq!(min_bytes_for_count(&tl, 0, 5, 9, 1), 1);
+        assert_eq!(min_bytes_for_count(&tl, 2, 5, 1, 2 * MB), 2 * MB);
         let second = &tl.allocations.list[1];
         assert_eq!((second.start, second.end), (2, 5));
         assert_eq!(lifetime_in(second, 0, 5), 3);

@@ -1,0 +1,359 @@
+//! The analysis views' part of the page <-> worker protocol: what the timeline, state slider,
+//! what-if, flame graph, anomalies and insights panels ask for, and the compact view models the
+//! worker answers with (`protocol::Request`/`Response` carry them). Every figure here was
+//! computed by `memsnap_core::analysis` in the worker; the page only draws them.
+
+use serde::{Deserialize, Serialize};
+
+/// Entry indices `start..end` of a device's trace: the shared time-range filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl EntryRange {
+    pub fn len(&self) -> u64 {
+        self.end.saturating_sub(self.start)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn contains(&self, index: u64) -> bool {
+        self.start <= index && index < self.end
+    }
+}
+
+/// The timeline of `range` drawn `width` x `height` pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineRequest {
+    pub device: i64,
+    pub range: EntryRange,
+    pub width: u32,
+    pub height: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineView {
+    pub device: i64,
+    /// Trace length.
+    pub entries: u64,
+    /// The request's range clamped to the trace.
+    pub range: EntryRange,
+    pub start_time_us: Option<i64>,
+    pub end_time_us: Option<i64>,
+    /// Highest reserved or allocated value in the range: the top of the y axis.
+    pub y_max: u64,
+    /// One point per pixel column (at most), min and max over its entries.
+    pub allocated: Vec<SeriesPoint>,
+    pub reserved: Vec<SeriesPoint>,
+    /// Allocations below this many bytes are summarised, not drawn as bands.
+    pub min_bytes: u64,
+    pub columns: Vec<ColumnVm>,
+    /// Block size of every allocation a column names, by allocation index (ascending).
+    pub band_sizes: Vec<(u32, u64)>,
+    /// The highest allocated point inside the range and what it is made of.
+    pub peak: Option<PeakVm>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    pub start: u64,
+    pub end: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+/// One pixel column of the band layout (see `analysis::bands`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnVm {
+    pub start: u64,
+    pub end: u64,
+    /// Allocations (indices into the device's allocation list, for `Request::Allocation`)
+    /// stacked from 0 without gaps, oldest lowest: each band's height is its size.
+    pub bands: Vec<u32>,
+    /// Bytes of the allocations too small to draw, at most, over the column's entries.
+    pub small_max: u64,
+}
+
+/// A band as drawn: allocation index and its byte range in the stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellVm {
+    pub alloc: u32,
+    pub y0: u64,
+    pub y1: u64,
+}
+
+impl TimelineView {
+    pub fn band_size(&self, alloc: u32) -> u64 {
+        self.band_sizes
+            .binary_search_by_key(&alloc, |(a, _)| *a)
+            .map(|k| self.band_sizes[k].1)
+            .unwrap_or(0)
+    }
+
+    /// The bands of a column with their byte ranges, bottom to top.
+    pub fn cells<'a>(&'a self, column: &'a ColumnVm) -> impl Iterator<Item = CellVm> + 'a {
+        let mut y = 0u64;
+        column.bands.iter().map(move |&alloc| {
+            let y0 = y;
+            y = y.saturating_add(self.band_size(alloc));
+            CellVm { alloc, y0, y1: y }
+        })
+    }
+
+    /// The allocation drawn at `bytes` in `column`.
+    pub fn hit(&self, column: &ColumnVm, bytes: u64) -> Option<u32> {
+        self.cells(column)
+            .find(|c| c.y0 <= bytes && bytes < c.y1)
+            .map(|c| c.alloc)
+    }
+
+    /// The column holding entry `index`.
+    pub fn column_at(&self, index: u64) -> Option<&ColumnVm> {
+        let c = self.columns.partition_point(|c| c.end <= index);
+        self.columns.get(c).filter(|c| c.start <= index)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeakVm {
+    pub index: u64,
+    pub time_us: Option<i64>,
+    pub allocated: u64,
+    pub reserved: u64,
+    pub live_allocations: u64,
+    /// By top user frame, most bytes first (the largest few).
+    pub groups: Vec<GroupVm>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupVm {
+    pub label: String,
+    pub bytes: u64,
+    pub count: u64,
+}
+
+/// One allocation of the timeline: what hovering or clicking its band shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocationView {
+    pub alloc: u32,
+    pub addr: u64,
+    pub size: u64,
+    pub requested: u64,
+    /// Live after entries `start..end`.
+    pub start: u64,
+    pub end: u64,
+    /// False when allocated before the trace began (`start` is then 0).
+    pub allocated_in_trace: bool,
+    /// False when still live at the end of the trace.
+    pub freed_in_trace: bool,
+    pub start_time_us: Option<i64>,
+    pub end_time_us: Option<i64>,
+    pub stream: Option<i64>,
+    /// `file:line:name`, innermost first (capture machinery left out).
+    pub frames: Vec<String>,
+}
+
+/// Segments before entry `index` (after `index` entries), as the segment view shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateAtView {
+    pub index: u64,
+    pub entries: u64,
+    pub time_us: Option<i64>,
+    pub segments: crate::protocol::SegmentsView,
+}
+
+/// Allocator settings to replay the trace under (`None`/empty: the default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WhatIfRequest {
+    pub device: i64,
+    pub expandable_segments: bool,
+    pub max_split_size_mb: Option<u64>,
+    /// As in `PYTORCH_CUDA_ALLOC_CONF`: `4` or `[256:1,512:2,>:4]`.
+    pub roundup_power2_divisions: String,
+    pub garbage_collection_threshold: Option<f64>,
+    /// Device memory for the simulated device; `None`: unlimited (no OOM possible).
+    pub capacity: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FiguresVm {
+    pub peak_reserved: u64,
+    pub peak_allocated: u64,
+    pub final_reserved: u64,
+    pub final_allocated: u64,
+    pub ooms: u64,
+    pub segment_allocs: u64,
+}
+
+impl FiguresVm {
+    /// Reserved bytes beyond the allocated peak: what the cache's holes cost at the worst point.
+    pub fn overhead(&self) -> u64 {
+        self.peak_reserved.saturating_sub(self.peak_allocated)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WhatIfView {
+    pub device: i64,
+    pub original_settings: String,
+    pub changed_settings: String,
+    /// What the file recorded (timeline peaks, OOM entries).
+    pub recorded: FiguresVm,
+    /// The model under the file's own settings, and under the changed ones.
+    pub original: FiguresVm,
+    pub changed: FiguresVm,
+    /// "reconstructed" (from the state at the first entry) or "clean" (empty device).
+    pub start: String,
+    pub requests: u64,
+    pub failed_requests: u64,
+    pub plan: Option<PlanVm>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanVm {
+    pub peak_live_requested: u64,
+    pub peak_live_block: u64,
+    /// What a best-fit offline assignment of the block sizes reserves.
+    pub arena_size: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FlameMeasure {
+    /// Bytes live after an entry (`None`: at the peak inside the range).
+    LiveAt(Option<u64>),
+    /// Bytes × entries lived inside the range.
+    BytesTimesLifetime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlameRequest {
+    pub device: i64,
+    pub range: EntryRange,
+    pub measure: FlameMeasure,
+    /// Show torch internals, the standard library and native frames too.
+    pub all_frames: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlameView {
+    pub device: i64,
+    pub measure: FlameMeasure,
+    /// The entry the live bytes are taken after (for `LiveAt`).
+    pub point: Option<u64>,
+    pub total: u64,
+    /// Pre-order; nodes narrower than 1/`MIN_FLAME_FRACTION` of the total are left out.
+    pub nodes: Vec<FlameNodeVm>,
+    /// Nodes left out for being too narrow.
+    pub hidden: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlameNodeVm {
+    pub name: String,
+    /// Depth 0 is the root ("all").
+    pub depth: u32,
+    /// Left edge, in the same units as `value`.
+    pub offset: u64,
+    pub value: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnomaliesView {
+    pub device: i64,
+    pub pending: Vec<AnomalyRow>,
+    pub pending_count: u64,
+    pub pending_bytes: u64,
+    pub leaks: Vec<AnomalyRow>,
+    pub leak_count: u64,
+    pub leak_bytes: u64,
+    pub ooms: Vec<OomRow>,
+}
+
+/// A pending free or a leak suspect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnomalyRow {
+    pub addr: u64,
+    pub size: u64,
+    /// The entry that made it (alloc, or free_requested for a pending free).
+    pub index: Option<u64>,
+    /// Entries it has lived (leak suspects).
+    pub age: Option<u64>,
+    pub stream: Option<i64>,
+    /// Innermost user frame, or a placeholder.
+    pub label: String,
+    /// For `Request::Stack`.
+    pub stack: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OomRow {
+    pub index: u64,
+    pub time_us: Option<i64>,
+    pub requested: Option<u64>,
+    pub device_free: Option<u64>,
+    pub allocated: u64,
+    pub reserved: u64,
+    pub label: String,
+    pub stack: Option<u32>,
+}
+
+/// The diagnostics panel's analyses of one device (`analysis::diagnosis`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InsightsView {
+    pub device: i64,
+    pub has_trace: bool,
+    pub free: u64,
+    pub largest_free: u64,
+    /// 1 − largest hole / free bytes.
+    pub fragmentation: f64,
+    pub segments_with_free: u64,
+    pub releasable: u64,
+    pub churn_verdict: String,
+    pub distinct_sizes: u64,
+    pub turnover: f64,
+    pub pinning: Vec<PinningRow>,
+    pub pinning_count: u64,
+    pub peak_index: Option<u64>,
+    pub peak_allocated: u64,
+    pub peak_frames: Vec<GroupVm>,
+    pub fixes: Vec<FixVm>,
+    /// `PYTORCH_CUDA_ALLOC_CONF` reproducing the file's settings ("" = defaults).
+    pub conf: String,
+    /// Why the file's settings could not be read, when they could not.
+    pub settings_error: Option<String>,
+    pub has_settings: bool,
+    /// The file's settings as the what-if form starts with them.
+    pub defaults: WhatIfRequest,
+    pub plan: Option<PlanVm>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinningRow {
+    pub block_address: u64,
+    pub block_size: u64,
+    pub pinned: u64,
+    pub segment_address: u64,
+    pub segment_size: u64,
+    pub label: String,
+    pub stack: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FixVm {
+    pub setting: String,
+    pub title: String,
+    pub evidence: Vec<String>,
+    pub saving: Option<u64>,
+    pub cost: Option<String>,
+}
+
+/// A stack's frames for the stack panel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackView {
+    pub stack: u32,
+    pub frames: Vec<String>,
+}

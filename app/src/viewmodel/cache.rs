@@ -1,0 +1,61 @@
+//! What the worker keeps per open file for the analysis views: each device's timeline (allocation
+//! lifetimes and LOD series) and state history (checkpoints for the slider), built on first use,
+//! so zooming, panning and sliding never re-walk the whole trace.
+
+use std::collections::HashMap;
+
+use memsnap_core::analysis::replay::file_config;
+use memsnap_core::analysis::state_at::StateHistory;
+use memsnap_core::analysis::timeline::Timeline;
+use memsnap_core::snapshot::Snapshot;
+
+use super::timeline::peak_vm;
+use crate::analysis_protocol::PeakVm;
+
+#[derive(Default)]
+pub struct Analyses {
+    timelines: HashMap<i64, Timeline>,
+    histories: HashMap<i64, StateHistory>,
+    /// Peak compositions by (device, entry): the timeline asks again on every zoom.
+    peaks: HashMap<(i64, u64), PeakVm>,
+}
+
+/// The trace index of a device (a negative one has no trace).
+pub fn trace_index(device: i64) -> usize {
+    usize::try_from(device).unwrap_or(usize::MAX)
+}
+
+impl Analyses {
+    pub fn new() -> Analyses {
+        Analyses::default()
+    }
+
+    pub fn timeline(&mut self, snap: &Snapshot, device: i64) -> &Timeline {
+        self.timelines
+            .entry(device)
+            .or_insert_with(|| Timeline::build(snap, trace_index(device)))
+    }
+
+    /// The state history under the file's settings (defaults when they cannot be read: they
+    /// only size blocks freed inside the trace).
+    pub fn history(&mut self, snap: &Snapshot, device: i64) -> &StateHistory {
+        self.histories.entry(device).or_insert_with(|| {
+            let config = file_config(snap).unwrap_or_default();
+            StateHistory::new(snap, device, &config)
+        })
+    }
+
+    /// What allocated memory is made of after entry `index`.
+    pub fn peak_at(&mut self, snap: &Snapshot, device: i64, index: usize) -> PeakVm {
+        if let Some(p) = self.peaks.get(&(device, index as u64)) {
+            return p.clone();
+        }
+        let tl = self
+            .timelines
+            .entry(device)
+            .or_insert_with(|| Timeline::build(snap, trace_index(device)));
+        let vm = peak_vm(snap, tl, index);
+        self.peaks.insert((device, index as u64), vm.clone());
+        vm
+    }
+}

@@ -1,0 +1,92 @@
+//! The diagnostics panel's analyses (`analysis::diagnosis`): largest hole against total free,
+//! churn verdict, pinning blocks, top frames at the peak, ranked fixes, and the file's settings
+//! as the `PYTORCH_CUDA_ALLOC_CONF` string that reproduces them.
+
+use memsnap_core::analysis::diagnosis::diagnose_with;
+use memsnap_core::analysis::replay::file_config;
+use memsnap_core::snapshot::Snapshot;
+
+use super::cache::{trace_index, Analyses};
+use super::stack::label;
+use super::whatif::form_defaults;
+use crate::analysis_protocol::{FixVm, GroupVm, InsightsView, PinningRow, PlanVm};
+
+const PINNING_ROWS: usize = 10;
+const PEAK_FRAMES: usize = 8;
+
+pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> InsightsView {
+    let tl = cache.timeline(snap, device);
+    let d = diagnose_with(snap, trace_index(device), tl);
+    let (config, settings_error) = match file_config(snap) {
+        Ok(c) => (c, None),
+        Err(e) => (Default::default(), Some(e.to_string())),
+    };
+    // A recorded OOM tells the device's size: what was reserved plus what the driver had free.
+    let capacity = d
+        .anomalies
+        .ooms
+        .iter()
+        .filter_map(|o| o.device_free.map(|f| f.saturating_add(o.reserved)))
+        .max();
+    let f = &d.fragmentation;
+    InsightsView {
+        device,
+        has_trace: d.has_trace,
+        free: f.free,
+        largest_free: f.largest_free,
+        fragmentation: f.ratio,
+        segments_with_free: f.segments_with_free as u64,
+        releasable: f.releasable,
+        churn_verdict: d.churn.verdict.clone(),
+        distinct_sizes: d.churn.distinct_sizes as u64,
+        turnover: d.churn.turnover,
+        pinning_count: d.pinning.len() as u64,
+        pinning: d
+            .pinning
+            .iter()
+            .take(PINNING_ROWS)
+            .map(|p| PinningRow {
+                block_address: p.block_address,
+                block_size: p.block_size,
+                pinned: p.pinned,
+                segment_address: p.segment_address,
+                segment_size: p.segment_size,
+                label: label(snap, p.stack),
+                stack: p.stack.map(|s| s.0),
+            })
+            .collect(),
+        peak_index: d.peak.index.map(|i| i as u64),
+        peak_allocated: d.peak.allocated,
+        peak_frames: d
+            .peak
+            .by_top_frame
+            .iter()
+            .take(PEAK_FRAMES)
+            .map(|g| GroupVm {
+                label: g.label.clone(),
+                bytes: g.bytes,
+                count: g.count as u64,
+            })
+            .collect(),
+        fixes: d
+            .fixes
+            .iter()
+            .map(|x| FixVm {
+                setting: x.setting.clone(),
+                title: x.title.clone(),
+                evidence: x.evidence.clone(),
+                saving: x.estimated_saving,
+                cost: x.cost.clone(),
+            })
+            .collect(),
+        conf: config.to_conf_string(),
+        settings_error,
+        has_settings: snap.allocator_settings.is_some(),
+        defaults: form_defaults(&config, device, capacity),
+        plan: d.plan.map(|p| PlanVm {
+            peak_live_requested: p.peak_live_requested,
+            peak_live_block: p.peak_live_block,
+            arena_size: p.arena_size,
+        }),
+    }
+}

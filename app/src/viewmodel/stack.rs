@@ -1,0 +1,34 @@
+//! Stacks for the stack panel, and the one-line label (innermost user frame) rows show.
+
+use memsnap_core::analysis::frames::{format, format_stack, top_user_frame};
+use memsnap_core::snapshot::{Snapshot, StackId};
+
+use crate::analysis_protocol::StackView;
+
+/// Frames of a stack, innermost first, capture machinery left out; `None` for an unknown id.
+pub fn stack_frames(snap: &Snapshot, stack: u32) -> Option<Vec<String>> {
+    ((stack as usize) < snap.stacks.stack_count())
+        .then(|| format_stack(&snap.stacks, StackId(stack), true))
+}
+
+pub fn stack_view(snap: &Snapshot, stack: u32) -> Result<StackView, String> {
+    stack_frames(snap, stack)
+        .map(|frames| StackView { stack, frames })
+        .ok_or_else(|| format!("no stack {stack} in this file"))
+}
+
+/// `file:line:name` of the innermost user (or library) frame.
+pub fn label(snap: &Snapshot, stack: Option<StackId>) -> String {
+    let Some(s) = stack.filter(|s| (s.0 as usize) < snap.stacks.stack_count()) else {
+        return "<no stack>".into();
+    };
+    match top_user_frame(&snap.stacks, s) {
+        Some(k) => format(snap.stacks.frame(snap.stacks.stack(s)[k])),
+        None => snap
+            .stacks
+            .frames_of(s)
+            .next()
+            .map(|f| format!("{} (no user frame)", format(f)))
+            .unwrap_or_else(|| "<empty stack>".into()),
+    }
+}
