@@ -52,7 +52,8 @@ pub struct Args {
     #[arg(long)]
     pub cuda: bool,
 
-    /// The CUDA device index (with --cuda).
+    /// The CUDA device index (with --cuda); with --replay, also the device whose trace is
+    /// replayed (when the file has one for it, else the first traced device).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub device: i32,
 

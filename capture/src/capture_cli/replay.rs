@@ -53,7 +53,9 @@ pub struct Requests {
     pub unmatched_frees: usize,
 }
 
-pub fn load(path: &Path) -> Result<Requests, String> {
+/// Reads `path` and extracts the requests of device `prefer` when it has a trace, else of the
+/// first device that has one.
+pub fn load(path: &Path, prefer: i64) -> Result<Requests, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("--replay {}: {e}", path.display()))?;
     let snap = snapshot::read(&bytes).map_err(|e| format!("--replay {}: {e}", path.display()))?;
     let mut config = file_config(&snap).map_err(|e| format!("--replay {}: {e}", path.display()))?;
@@ -68,15 +70,19 @@ pub fn load(path: &Path) -> Result<Requests, String> {
     {
         config.expandable_segments = true;
     }
-    extract(snap, config).map_err(|m| format!("--replay {}: {m}", path.display()))
+    extract(snap, config, prefer).map_err(|m| format!("--replay {}: {m}", path.display()))
 }
 
-/// The requests of the first device that has a trace.
-pub fn extract(snap: Snapshot, config: Config) -> Result<Requests, String> {
-    let device = *traced_devices(&snap)
-        .first()
-        .ok_or("the file has no trace to replay (recorded without _record_memory_history?)")?
-        as usize;
+/// The requests of device `prefer` when it has a trace, else of the first device that has one.
+pub fn extract(snap: Snapshot, config: Config, prefer: i64) -> Result<Requests, String> {
+    let traced = traced_devices(&snap);
+    let device = if traced.contains(&prefer) {
+        prefer
+    } else {
+        *traced
+            .first()
+            .ok_or("the file has no trace to replay (recorded without _record_memory_history?)")?
+    } as usize;
     let trace = snap.trace(device);
     let mut requests = Vec::new();
     let mut live: HashSet<u64> = HashSet::new();

@@ -47,7 +47,7 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
             (Input::Scenario(s), Config::default(), label)
         }
         (None, Some(path)) => {
-            let r = replay::load(path)?;
+            let r = replay::load(path, args.device as i64)?;
             let base = r.config.clone();
             let label = format!("replay of {}", path.display());
             (Input::Replay(Box::new(r)), base, label)
@@ -80,7 +80,12 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
                 Input::Replay(_) => None,
             })
             .unwrap_or(DEFAULT_CAPACITY);
-        let mut alloc = Allocator::new(Sim::new(cap), config);
+        // A replay keeps the device index of the trace it replays.
+        let device = match &input {
+            Input::Replay(r) => r.device as i64,
+            Input::Scenario(_) => 0,
+        };
+        let mut alloc = Allocator::new(Sim::new(cap), config).with_device(device);
         let label = format!("{label} (simulated device of {})", size::human(cap));
         execute(&mut alloc, &input, args, label)?
     };
