@@ -1,0 +1,73 @@
+//! Replay throughput (trace entries per second): the largest real fixture, and a generated
+//! 1M-entry trace (the model's own output on a random workload, replayed for fidelity).
+
+use std::path::PathBuf;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use memsnap_core::allocator::{Allocator, Config, SimBacking};
+use memsnap_core::analysis::replay::replay;
+use memsnap_core::snapshot::Snapshot;
+
+fn fixture(name: &str) -> Option<Snapshot> {
+    let dir = std::env::var_os("MEMSNAP_REAL_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/real")
+        });
+    match std::fs::read(dir.join(name)) {
+        Ok(b) => memsnap_core::snapshot::read(&b).ok(),
+        Err(_) => {
+            eprintln!(
+                "WARNING: real fixtures not found at {}, skipping",
+                dir.display()
+            );
+            None
+        }
+    }
+}
+
+/// About `n` trace entries from a deterministic random workload on a 80 GiB simulated device.
+fn generated(n: usize) -> Snapshot {
+    let mut a = Allocator::new(SimBacking::new(80 << 30), Config::default());
+    let mut live: Vec<u64> = Vec::new();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    while a.trace().len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let size = match x % 10 {
+            0..=5 => 512 + (x >> 8) % (1 << 20),
+            6..=8 => (1 << 20) + (x >> 8) % (64 << 20),
+            _ => (64 << 20) + (x >> 8) % (1 << 30),
+        };
+        if live.len() > 2000 || (x >> 40) % 2 == 0 && !live.is_empty() {
+            let i = (x >> 20) as usize % live.len();
+            let p = live.swap_remove(i);
+            let _ = a.free(p);
+        } else if let Ok(p) = a.malloc(size, ((x >> 50) % 2) as i64, None) {
+            live.push(p);
+        }
+    }
+    a.snapshot()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("replay");
+    g.sample_size(10);
+    if let Some(s) = fixture("cs336-c-medium512-training.pickle") {
+        g.throughput(Throughput::Elements(s.trace(0).len() as u64));
+        g.bench_function("cs336-c-medium512-training", |b| {
+            b.iter(|| replay(&s, 0).unwrap())
+        });
+    }
+    let s = generated(1_000_000);
+    let r = replay(&s, 0).unwrap();
+    assert_eq!(r.decisions_matched, r.decisions, "{:?}", r.first_mismatch);
+    assert!(r.segments_match);
+    g.throughput(Throughput::Elements(s.trace(0).len() as u64));
+    g.bench_function("generated-1M", |b| b.iter(|| replay(&s, 0).unwrap()));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
