@@ -40,7 +40,7 @@ fn generated(n: usize) -> Snapshot {
             6..=8 => (1 << 20) + (x >> 8) % (64 << 20),
             _ => (64 << 20) + (x >> 8) % (1 << 30),
         };
-        if live.len() > 2000 || (x >> 40) % 2 == 0 && !live.is_empty() {
+        if live.len() > 2000 || (x >> 40).is_multiple_of(2) && !live.is_empty() {
             let i = (x >> 20) as usize % live.len();
             let p = live.swap_remove(i);
             let _ = a.free(p);

@@ -48,10 +48,7 @@ impl<B: Backing> Allocator<B> {
         self.insert_deferred_events();
         let streams: Vec<StreamId> = self.events.keys().copied().collect();
         for s in streams {
-            loop {
-                let Some(&(ev, id)) = self.events.get(&s).and_then(|q| q.front()) else {
-                    break;
-                };
+            while let Some(&(ev, id)) = self.events.get(&s).and_then(|q| q.front()) {
                 if !self.backing.event_done(ev) {
                     break;
                 }

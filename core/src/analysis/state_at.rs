@@ -401,7 +401,7 @@ fn map_range(st: &mut State, addr: u64, size: u64, e: &TraceEntry) {
     let mut rec = SegRec {
         size,
         stream,
-        small: size % (20 << 20) != 0,
+        small: !size.is_multiple_of(20 << 20),
         pool_id: Some((0, 0)),
         expandable: true,
         frames: e.frames,
