@@ -413,11 +413,13 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     /// A frame list, interned once per distinct list node.
     fn stack(&mut self, id: NodeId, path: &Path) -> Result<StackId, ReadError> {
+        // Type first: `interned` holds frame ids for dict nodes too, and a crafted file can
+        // reference a frame dict where a frame list belongs.
+        let items = self.list(id, path)?;
         let known = self.interned[id as usize];
         if known != UNSET {
             return Ok(StackId(known));
         }
-        let items = self.list(id, path)?;
         let mut frames = Vec::with_capacity(items.len());
         for (i, &f) in items.iter().enumerate() {
             frames.push(self.frame(f, &Path::Index(path, i))?);
@@ -429,13 +431,15 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     /// A frame dict, interned once per distinct dict node.
     fn frame(&mut self, id: NodeId, path: &Path) -> Result<FrameId, ReadError> {
+        // Type first, as in `stack`: a frame list's node holds a stack id, not a frame id.
+        let pairs = self.dict(id, path)?;
         let known = self.interned[id as usize];
         if known != UNSET {
             return Ok(FrameId(known));
         }
         let (mut filename, mut line, mut name) = (None, None, None);
         let mut extra = Vec::new();
-        for &(k, v) in self.dict(id, path)? {
+        for &(k, v) in pairs {
             let key = self.key(k, path)?;
             let p = Path::Key(path, key);
             match key {
