@@ -16,6 +16,20 @@ impl<B: Backing> Allocator<B> {
         if self.gc_enabled() {
             self.pools[pool].get_free_blocks_call_count += 1;
         }
+        let chosen = self.find_free_block(pool, stream, size)?;
+        self.pool_erase(chosen);
+        Some(chosen)
+    }
+
+    /// Whether `malloc(orig_size, stream)` would be served from the cache right now.
+    pub fn would_reuse_cached(&self, orig_size: u64, stream: StreamId) -> bool {
+        let size = super::rounding::round_size(orig_size, &self.config);
+        let pool = self.get_pool(size, stream);
+        self.find_free_block(pool, stream, size).is_some()
+    }
+
+    /// The block `get_free_block` would take, without taking it.
+    fn find_free_block(&self, pool: usize, stream: StreamId, size: u64) -> Option<BlockId> {
         let expandable_on = self.config.expandable_segments;
         let chosen = {
             let blocks = &self.blocks;
@@ -63,7 +77,6 @@ impl<B: Backing> Allocator<B> {
         {
             return None;
         }
-        self.pool_erase(chosen);
         Some(chosen)
     }
 }

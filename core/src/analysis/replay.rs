@@ -80,6 +80,8 @@ pub struct ReplayReport {
     pub inconsistencies: usize,
     pub first_inconsistency: Option<String>,
     pub settings: String,
+    /// Trace indices where the run called empty_cache (releases not caused by a request).
+    pub empty_cache_at: Vec<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,6 +184,7 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
             .first()
             .map(|c| format!("entry {}: {}", c.entry, c.message)),
         settings: config.to_conf_string(),
+        empty_cache_at: Vec::new(),
     };
     if !policy.is_cuda() {
         report.not_replayed = Some(format!(
@@ -218,23 +221,38 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
                     ops.push(s);
                     j += 1;
                 }
-                let next = entries.get(j).map(|n| n.action.clone());
-                let grows = ops
-                    .iter()
-                    .any(|o| matches!(o.kind, SegKind::Alloc | SegKind::Map));
-                let request = matches!(next, Some(Action::Alloc) | Some(Action::Oom));
-                if grows || (request && next == Some(Action::Oom)) {
-                    // The memory the next request got (or failed to get): its window.
-                    a.backing_mut().open_window(ops, next == Some(Action::Oom));
-                    i = j;
-                    continue_request(&mut a, &mut d, &mut report, i, &mut mismatch);
-                } else {
-                    // Only releases and not for a failing request: empty_cache.
-                    a.backing_mut().open_window(ops, false);
-                    a.empty_cache();
-                    settle(&mut a, &mut report, i, &mut mismatch);
+                let next = entries.get(j);
+                let next_alloc = next.is_some_and(|n| n.action == Action::Alloc);
+                let next_oom = next.is_some_and(|n| n.action == Action::Oom);
+                let grows = |o: &SegOp| matches!(o.kind, SegKind::Alloc | SegKind::Map);
+                let first_grow = ops.iter().position(grows).unwrap_or(ops.len());
+                // Releases before any growth: an empty_cache, unless they are the retry of a
+                // request that found no cached block (then the model releases them itself).
+                if first_grow > 0 && !next_oom {
+                    let request_misses_cache = next_alloc
+                        && first_grow < ops.len()
+                        && next.is_some_and(|n| {
+                            !a.would_reuse_cached(n.size.unwrap_or(0), n.stream.unwrap_or(0))
+                        });
+                    if !request_misses_cache {
+                        a.backing_mut()
+                            .open_window(ops.drain(..first_grow).collect(), false);
+                        a.empty_cache();
+                        report.empty_cache_at.push(i);
+                        settle(&mut a, &mut report, i, &mut mismatch);
+                    }
                 }
-                i = j + usize::from(grows || next == Some(Action::Oom));
+                if next_alloc || next_oom {
+                    a.backing_mut().open_window(ops, next_oom);
+                    continue_request(&mut a, &mut d, &mut report, j, &mut mismatch);
+                    i = j + 1;
+                } else {
+                    if !ops.is_empty() {
+                        a.backing_mut().open_window(ops, false);
+                        settle(&mut a, &mut report, i, &mut mismatch);
+                    }
+                    i = j;
+                }
                 continue;
             }
             Action::Alloc | Action::Oom => {
@@ -465,6 +483,24 @@ pub fn what_if_snapshot(
         a.seed_segments(&st)
             .map_err(|e| ReplayError(format!("start state: {e}")))?;
     }
+    // Where the program called empty_cache, as the fidelity replay tells them apart from the
+    // allocator's own releases (for another allocator's trace: releases starting a run).
+    let empty_cache_at = match replay(snapshot, device) {
+        Ok(r) if r.not_replayed.is_none() => r.empty_cache_at,
+        _ => entries
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| {
+                matches!(e.action, Action::SegmentFree | Action::SegmentUnmap)
+                    && (*i == 0
+                        || !matches!(
+                            entries[i - 1].action,
+                            Action::SegmentFree | Action::SegmentUnmap
+                        ))
+            })
+            .map(|(i, _)| i)
+            .collect(),
+    };
     let mut d = Driver::new(entries);
     let (mut requests, mut failed) = (0u64, 0u64);
     let mut failed_addrs = std::collections::HashSet::new();
@@ -493,26 +529,7 @@ pub fn what_if_snapshot(
                 }
             }
             Action::FreeCompleted => d.free_completed(&mut a, i),
-            Action::SegmentFree | Action::SegmentUnmap => {
-                // An empty_cache in the run (not an OOM retry) is a request of the program too.
-                let next_grows = entries[i + 1..]
-                    .iter()
-                    .find(|n| !matches!(n.action, Action::SegmentFree | Action::SegmentUnmap))
-                    .is_some_and(|n| {
-                        matches!(
-                            n.action,
-                            Action::SegmentAlloc | Action::SegmentMap | Action::Oom
-                        )
-                    });
-                let first_of_run = i == 0
-                    || !matches!(
-                        entries[i - 1].action,
-                        Action::SegmentFree | Action::SegmentUnmap
-                    );
-                if first_of_run && !next_grows {
-                    a.empty_cache();
-                }
-            }
+            _ if empty_cache_at.binary_search(&i).is_ok() => a.empty_cache(),
             _ => {}
         }
     }

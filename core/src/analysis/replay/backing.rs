@@ -82,16 +82,27 @@ impl ReplayBacking {
         )
     }
 
+    /// Matches the model's call with the run's next unmatched action of that kind and size;
+    /// `None` while the run released memory before that action (its first attempt had
+    /// failed, or an empty_cache came first: either way the model must release first).
     fn take(&mut self, kind: SegKind, addr: Option<u64>, size: u64) -> Option<u64> {
-        let slot = self.window.iter_mut().find(|(o, m)| {
+        let pos = self.window.iter().position(|(o, m)| {
             !*m && o.kind == kind && o.size == size && addr.is_none_or(|a| a == o.addr)
         })?;
-        slot.1 = true;
-        Some(slot.0.addr)
+        let grows = matches!(kind, SegKind::Alloc | SegKind::Map);
+        if grows
+            && self.window[..pos]
+                .iter()
+                .any(|(o, m)| !*m && matches!(o.kind, SegKind::Free | SegKind::Unmap))
+        {
+            return None;
+        }
+        self.window[pos].1 = true;
+        Some(self.window[pos].0.addr)
     }
 
-    /// Whether the real run released memory in this window that is not yet matched (so its
-    /// first attempt to get new memory had failed).
+    /// Whether the run's next step here was to release memory or to fail (so the model's
+    /// attempt to get new memory must fail too).
     fn real_failed_first(&self) -> bool {
         self.window
             .iter()
