@@ -154,9 +154,9 @@ impl<'a> Driver<'a> {
 
     fn free_completed<B: Backing>(&mut self, a: &mut Allocator<B>, i: usize) {
         let real = self.entries[i].addr.unwrap_or(0);
-        if let Some(model) = self.pending.remove(&real) {
-            a.complete_pending_free(model);
-        }
+        // Blocks already pending when the trace began are not in `pending`: same address.
+        let model = self.pending.remove(&real).unwrap_or(real);
+        a.complete_pending_free(model);
     }
 }
 
@@ -217,9 +217,24 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
             | Action::SegmentUnmap => {
                 let mut j = i;
                 let mut ops = Vec::new();
-                while let Some(s) = entries.get(j).and_then(|s| seg_op(s, j)) {
-                    ops.push(s);
-                    j += 1;
+                // free_completed entries between releases are the pending frees a release
+                // waited for (synchronize_and_free_events): part of the same step.
+                let mut synced = Vec::new();
+                loop {
+                    if let Some(s) = entries.get(j).and_then(|s| seg_op(s, j)) {
+                        ops.push(s);
+                        j += 1;
+                        continue;
+                    }
+                    let k = (j..entries.len())
+                        .find(|&k| entries[k].action != Action::FreeCompleted)
+                        .unwrap_or(entries.len());
+                    if k > j && entries.get(k).and_then(|s| seg_op(s, k)).is_some() {
+                        synced.extend(j..k);
+                        j = k;
+                        continue;
+                    }
+                    break;
                 }
                 let next = entries.get(j);
                 let next_alloc = next.is_some_and(|n| n.action == Action::Alloc);
@@ -245,14 +260,14 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
                 if next_alloc || next_oom {
                     a.backing_mut().open_window(ops, next_oom);
                     continue_request(&mut a, &mut d, &mut report, j, &mut mismatch);
-                    i = j + 1;
-                } else {
-                    if !ops.is_empty() {
-                        a.backing_mut().open_window(ops, false);
-                        settle(&mut a, &mut report, i, &mut mismatch);
-                    }
-                    i = j;
+                } else if !ops.is_empty() {
+                    a.backing_mut().open_window(ops, false);
+                    settle(&mut a, &mut report, i, &mut mismatch);
                 }
+                for k in synced {
+                    d.free_completed(&mut a, k);
+                }
+                i = if next_alloc || next_oom { j + 1 } else { j };
                 continue;
             }
             Action::Alloc | Action::Oom => {

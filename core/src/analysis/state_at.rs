@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::allocator::rounding::{round_size, MIN_BLOCK_SIZE, SMALL_BUFFER, SMALL_SIZE};
+use crate::allocator::rounding::{
+    round_size, MIN_BLOCK_SIZE, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
+};
 use crate::allocator::Config;
 use crate::snapshot::{
     Action, Block, BlockState, Segment, SegmentType, Snapshot, StackId, TraceEntry,
@@ -264,8 +266,12 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             let mut bsize = round_size(size, config);
             let rest = gap_end.saturating_sub(addr + bsize);
             // The allocator leaves an unsplittable rest inside the block.
+            // Oversize blocks (>= max_split_size) are never split: they took a whole cached
+            // block within max_non_split_rounding of the request, or a whole new segment.
             let unsplit = if small || expandable {
                 rest < MIN_BLOCK_SIZE
+            } else if bsize >= config.max_split_size {
+                rest < config.max_non_split_rounding_size.max(ROUND_LARGE)
             } else {
                 rest <= SMALL_SIZE
             };
@@ -285,6 +291,11 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
                     inferred: true,
                 },
             );
+            // In a large segment no free block is 1 MiB or smaller: a rest that small before
+            // this block belongs to the block before it.
+            if !small && !expandable && gap_start < addr && addr - gap_start <= SMALL_SIZE {
+                widen_block_before(st, addr, i, sink);
+            }
         }
         Action::SegmentAlloc => {
             if st.segments.remove(&addr).is_none() {
