@@ -123,6 +123,17 @@ impl<B: Backing> Allocator<B> {
     /// Starts from these segments (one device's, as a snapshot lists them). Expandable segments
     /// of one stream and pool become one virtual range with the gaps between them unmapped.
     pub fn seed_segments(&mut self, segments: &[Segment]) -> Result<(), SeedError> {
+        self.seed_segments_with_hints(segments, &[])
+    }
+
+    /// As [`Self::seed_segments`], with addresses known to lie in expandable ranges
+    /// (`(stream, addr)` of later map/unmap entries): a range starts at the lowest of those
+    /// nearest to it, since pages unmapped at the start are not in the segments.
+    pub fn seed_segments_with_hints(
+        &mut self,
+        segments: &[Segment],
+        va_hints: &[(i64, u64)],
+    ) -> Result<(), SeedError> {
         let mut groups: std::collections::BTreeMap<(i64, bool, MempoolId), Vec<&Segment>> =
             Default::default();
         for seg in segments {
@@ -144,7 +155,23 @@ impl<B: Backing> Allocator<B> {
             segs.sort_by_key(|s| s.address);
             let pool = self.seed_pool(small, pool_id);
             let page = if small { SMALL_BUFFER } else { LARGE_BUFFER };
-            let base = segs[0].address;
+            let first = segs[0].address;
+            // Hints on this stream nearer to this group than to any other group's first segment.
+            let others: Vec<u64> = segments
+                .iter()
+                .filter(|s| s.is_expandable == Some(true) && s.stream.unwrap_or(0) == stream)
+                .filter(|s| {
+                    (is_small_segment(s), s.segment_pool_id.unwrap_or((0, 0))) != (small, pool_id)
+                })
+                .map(|s| s.address)
+                .collect();
+            let base = va_hints
+                .iter()
+                .filter(|(st, a)| *st == stream && *a < first && (first - a) % page == 0)
+                .filter(|(_, a)| others.iter().all(|o| o.abs_diff(*a) > first - a))
+                .map(|(_, a)| *a)
+                .min()
+                .unwrap_or(first);
             let last_end = segs
                 .iter()
                 .map(|s| s.address + s.total_size)

@@ -199,7 +199,7 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
     let capacity = 1u64 << 50;
     let mut a = Allocator::new(ReplayBacking::new(capacity), config).with_device(device);
     a.set_stacks(snapshot.stacks.clone());
-    a.seed_segments(&start)
+    a.seed_segments_with_hints(&start, &va_hints(entries))
         .map_err(|e| ReplayError(format!("start state: {e}")))?;
     let mut d = Driver::new(entries);
     let mut mismatch = |report: &mut ReplayReport, entry: usize, what: String| {
@@ -376,6 +376,15 @@ fn settle(
     }
 }
 
+/// (stream, address) of every map and unmap: addresses inside expandable ranges.
+fn va_hints(entries: &[TraceEntry]) -> Vec<(i64, u64)> {
+    entries
+        .iter()
+        .filter(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap))
+        .filter_map(|e| Some((e.stream.unwrap_or(0), e.addr?)))
+        .collect()
+}
+
 fn seg_op(e: &TraceEntry, i: usize) -> Option<SegOp> {
     let kind = match e.action {
         Action::SegmentAlloc => SegKind::Alloc,
@@ -495,7 +504,7 @@ pub fn what_if_snapshot(
                 live_seeded.insert(b.address.unwrap_or(0));
             }
         }
-        a.seed_segments(&st)
+        a.seed_segments_with_hints(&st, &va_hints(entries))
             .map_err(|e| ReplayError(format!("start state: {e}")))?;
     }
     // Where the program called empty_cache, as the fidelity replay tells them apart from the
