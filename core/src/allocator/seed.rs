@@ -10,6 +10,10 @@ use super::model::Allocator;
 use super::pool::{MempoolId, LARGE_POOL, SMALL_POOL};
 use super::rounding::{LARGE_BUFFER, SMALL_BUFFER};
 
+/// Stream standing for the unknown streams whose work holds a seeded pending-free block (and
+/// that replays use for blocks the run freed with pending stream uses).
+pub const PENDING_STREAM: i64 = i64::MIN + 7;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeedError {
     pub segment: u64,
@@ -100,8 +104,12 @@ impl<B: Backing> Allocator<B> {
                 BlockState::ActivePendingFree => {
                     self.active.insert(at, id);
                     self.stats.active += b.size;
-                    let ev = self.backing.record_event(stream);
-                    self.events.entry(stream).or_default().push_back((ev, id));
+                    // Its events belong to unknown streams: a stand-in stream the caller controls.
+                    let ev = self.backing.record_event(PENDING_STREAM);
+                    self.events
+                        .entry(PENDING_STREAM)
+                        .or_default()
+                        .push_back((ev, id));
                 }
             }
             last = Some(id);

@@ -24,8 +24,7 @@ pub use detect::{check_cuda_policy, PolicyCheck};
 
 use super::state_at::StateHistory;
 
-/// Stream the replay uses to hold blocks the real run freed with pending stream uses.
-const PENDING_STREAM: i64 = i64::MIN + 7;
+use crate::allocator::seed::PENDING_STREAM;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
