@@ -75,6 +75,8 @@ fn op_label(opcode: u8) -> String {
 }
 
 impl<'a> Machine<'a> {
+    #[cold]
+    #[inline(never)]
     fn err(&self, message: impl std::fmt::Display) -> ReadError {
         ReadError::at(self.start as u64, format!("{}: {message}", self.label()))
     }
@@ -83,6 +85,7 @@ impl<'a> Machine<'a> {
         format!("opcode {}", op_label(self.op))
     }
 
+    #[inline(always)]
     fn take(&mut self, n: usize) -> Result<&'a [u8], ReadError> {
         let rest = self.data.len() - self.pos;
         if n > rest {
@@ -95,24 +98,29 @@ impl<'a> Machine<'a> {
         Ok(s)
     }
 
+    #[inline(always)]
     fn byte(&mut self) -> Result<u8, ReadError> {
         Ok(self.take(1)?[0])
     }
 
+    #[inline]
     fn u16(&mut self) -> Result<u16, ReadError> {
         let b = self.take(2)?;
         Ok(u16::from_le_bytes([b[0], b[1]]))
     }
 
+    #[inline(always)]
     fn u32(&mut self) -> Result<u32, ReadError> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
+    #[inline]
     fn i32(&mut self) -> Result<i32, ReadError> {
         Ok(self.u32()? as i32)
     }
 
+    #[inline]
     fn u64(&mut self) -> Result<u64, ReadError> {
         let b = self.take(8)?;
         let mut a = [0u8; 8];
@@ -121,6 +129,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A length prefix, checked against what remains before anyone allocates for it.
+    #[inline]
     fn sized(&mut self, len: u64) -> Result<&'a [u8], ReadError> {
         let rest = (self.data.len() - self.pos) as u64;
         if len > rest {
@@ -143,6 +152,7 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[inline(always)]
     fn push_node(&mut self, node: Node<'a>) {
         let id = self.nodes.len() as NodeId;
         self.nodes.push(node);
@@ -167,10 +177,12 @@ impl<'a> Machine<'a> {
     }
 
     /// Bottom of the part of the stack the current opcode may pop (the top MARK).
+    #[inline]
     fn floor(&self) -> usize {
         self.marks.last().copied().unwrap_or(0)
     }
 
+    #[inline]
     fn pop(&mut self) -> Result<NodeId, ReadError> {
         if self.stack.len() > self.floor() {
             // The length check above makes this pop infallible.
@@ -180,6 +192,7 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[inline]
     fn top(&self) -> Result<NodeId, ReadError> {
         if self.stack.len() > self.floor() {
             Ok(self.stack[self.stack.len() - 1])
@@ -188,6 +201,8 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn underflow(&self, wanted: usize) -> ReadError {
         let have = self.stack.len() - self.floor();
         let at_mark = if self.marks.is_empty() {
@@ -216,6 +231,8 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn type_err(&self, id: NodeId, expected: &str) -> ReadError {
         self.err(format!(
             "expects a {expected} to add to but finds a {}",
@@ -223,6 +240,7 @@ impl<'a> Machine<'a> {
         ))
     }
 
+    #[inline]
     fn memo_put(&mut self, key: u64, id: NodeId) {
         let dense = self.memo_dense.len();
         let slot = if (key as usize as u64) == key && (key as usize) < dense + MEMO_DENSE_SLACK {
@@ -241,13 +259,19 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[inline(always)]
     fn memo_get(&mut self, key: u64) -> Result<(), ReadError> {
-        let id = usize::try_from(key)
-            .ok()
-            .and_then(|k| self.memo_dense.get(k).copied())
-            .filter(|&id| id != NO_NODE)
-            .or_else(|| self.memo_sparse.get(&key).copied());
-        match id {
+        if let Some(&id) = self.memo_dense.get(key as usize) {
+            if id != NO_NODE && key <= usize::MAX as u64 {
+                self.stack.push(id);
+                return Ok(());
+            }
+        }
+        self.memo_get_sparse(key)
+    }
+
+    fn memo_get_sparse(&mut self, key: u64) -> Result<(), ReadError> {
+        match self.memo_sparse.get(&key).copied() {
             Some(id) => {
                 self.stack.push(id);
                 Ok(())
@@ -258,12 +282,15 @@ impl<'a> Machine<'a> {
         }
     }
 
+    #[inline]
     fn put_top(&mut self, key: u64) -> Result<(), ReadError> {
         let id = self.top()?;
         self.memo_put(key, id);
         Ok(())
     }
 
+    #[cold]
+    #[inline(never)]
     fn refuse(&mut self) -> ReadError {
         let what = match self.op {
             op::GLOBAL | op::INST => {
