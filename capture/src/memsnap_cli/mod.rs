@@ -40,6 +40,8 @@ subcommands! {
     Segments => segments,
     /// Re-write a snapshot (pickle, gzipped pickle) as a protocol-4 pickle PyTorch's viewer opens.
     Convert => convert,
+    /// The trace as a Python-style listing, one line per entry (like `_memory_viz trace`).
+    Trace => trace,
     /// Replay the trace through the allocator model: fidelity, or what-if with --set KEY=VALUE.
     Replay => replay,
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# One command for every memsnap benchmark against its peers; writes target/bench/report.md.
+#
+#   scripts/bench.sh            everything (~15-25 min on 2 cores)
+#   BENCH_QUICK=1 scripts/bench.sh   real fixtures + the 100 MB file only, shorter criterion runs
+#
+# Steps: make the large files (scripts/gen-large.sh), fetch the peers (scripts/fetch-peers.sh),
+# build `memsnap` (release), time CPython's pickle.loads on each file's bytes
+# (scripts/bench_pickle.py), time whole commands with hyperfine (`memsnap stats|trace` vs
+# `python3 _memory_viz.py stats|trace`), run the criterion benches (read, analyses, replay),
+# then tabulate (scripts/bench_report.py).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+out="$root/target/bench"
+fixtures="${MEMSNAP_REAL_FIXTURES:-$root/../shared/fixtures/real}"
+quick="${BENCH_QUICK:-}"
+mkdir -p "$out"
+rm -f "$out"/hyperfine-*.json "$out"/skipped.txt
+
+command -v hyperfine >/dev/null || {
+    echo "bench: installing hyperfine (Debian package)"
+    { apt-get update -qq && apt-get install -y -qq hyperfine; } >/dev/null
+}
+
+scripts/gen-large.sh
+scripts/fetch-peers.sh
+cargo build --release -q -p memsnap-capture --bin memsnap
+memsnap="$CARGO_TARGET_DIR/release/memsnap"
+viz="$root/target/peers/_memory_viz.py"
+
+real=()
+if [[ -d "$fixtures" ]]; then
+    real=("$fixtures"/*.pickle "$fixtures"/*.pkl)
+else
+    echo "WARNING: real fixtures not found at $fixtures, skipping them" >&2
+fi
+large=("$root/target/bench-data/large-100mb.pickle")
+[[ -n "$quick" ]] || large+=("$root/target/bench-data/large-500mb.pickle")
+
+echo "bench: CPython pickle.loads"
+python3 scripts/bench_pickle.py "${real[@]}" > "$out/pickle-real.json"
+python3 scripts/bench_pickle.py --min-runs 2 --min-time 0 "${large[@]}" > "$out/pickle-large.json"
+
+# Whole commands on the three largest real fixtures and the large files.
+mapfile -t biggest < <(ls -S "${real[@]}" 2>/dev/null | head -n 3)
+for f in "${biggest[@]}" "${large[@]}"; do
+    name="$(basename "$f")"
+    size="$(stat -c %s "$f")"
+    runs=(--warmup 1 --min-runs 5)
+    ((size > 50000000)) && runs=(--runs "${BENCH_LARGE_RUNS:-2}")
+    for what in stats trace; do
+        ours="$memsnap $what $f"
+        peer="python3 $viz $what $f"
+        if ! $peer >/dev/null 2>"$out/peer-error.txt"; then
+            echo "$name $what: _memory_viz.py fails: $(tail -n 1 "$out/peer-error.txt")" >> "$out/skipped.txt"
+            continue
+        fi
+        echo "bench: $what $name"
+        hyperfine -N "${runs[@]}" --style none --export-json "$out/hyperfine-$what-$name.json" \
+            -n memsnap "$ours" -n _memory_viz "$peer" >/dev/null
+    done
+done
+
+echo "bench: criterion (read, analyses, replay)"
+crit=()
+[[ -n "$quick" ]] && crit=(--warm-up-time 1 --measurement-time 2)
+cargo bench -q -p memsnap-core --bench read --bench analyses --bench replay -- "${crit[@]}" \
+    > "$out/criterion.txt" 2>&1 || { tail -n 20 "$out/criterion.txt"; exit 1; }
+
+python3 scripts/bench_report.py --out "$out/report.md" --criterion "$CARGO_TARGET_DIR/criterion" \
+    --pickle "$out/pickle-real.json" "$out/pickle-large.json" --hyperfine "$out"/hyperfine-*.json \
+    --skipped "$out/skipped.txt"
+echo "bench: wrote $out/report.md"

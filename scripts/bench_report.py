@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Tabulates one scripts/bench.sh run into markdown: figure, memsnap, peer, ratio.
+
+Inputs: criterion's output folder (read, analyses and replay benches), the JSON of
+scripts/bench_pickle.py (CPython pickle.loads on the same bytes), and hyperfine's JSON exports
+(whole commands, memsnap vs torch's _memory_viz.py). Medians throughout; MB = 10^6 bytes.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+
+GOAL_READ_VS_PICKLE = 3.0
+GOAL_READ_VS_VIZ = 10.0
+GOAL_PIPELINE_MBS = 250.0
+
+
+def criterion(folder):
+    """full_id -> (median seconds, throughput dict) for every benchmark criterion has run."""
+    out = {}
+    for dirpath, _, files in os.walk(folder):
+        if os.path.basename(dirpath) != "new" or "benchmark.json" not in files:
+            continue
+        with open(os.path.join(dirpath, "benchmark.json")) as f:
+            bench = json.load(f)
+        with open(os.path.join(dirpath, "estimates.json")) as f:
+            est = json.load(f)
+        out[bench["full_id"]] = (est["median"]["point_estimate"] / 1e9, bench.get("throughput") or {})
+    return out
+
+
+def mbs(nbytes, secs):
+    return nbytes / secs / 1e6
+
+
+def fmt(x, unit=""):
+    if x is None:
+        return "—"
+    if x >= 100:
+        return f"{x:,.0f}{unit}"
+    if x >= 10:
+        return f"{x:.1f}{unit}"
+    return f"{x:.2f}{unit}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--criterion", required=True)
+    ap.add_argument("--pickle", nargs="*", default=[])
+    ap.add_argument("--hyperfine", nargs="*", default=[])
+    ap.add_argument("--skipped")
+    args = ap.parse_args()
+
+    crit = criterion(args.criterion)
+    pickle_s = {}
+    for p in args.pickle:
+        with open(p) as f:
+            for name, v in json.load(f).items():
+                pickle_s[name] = (v["bytes"], statistics.median(v["seconds"]))
+    commands = {}  # (what, file) -> {"memsnap": s, "_memory_viz": s}
+    for p in args.hyperfine:
+        if not os.path.exists(p):
+            continue
+        what, name = os.path.basename(p)[len("hyperfine-"):-len(".json")].split("-", 1)
+        with open(p) as f:
+            results = json.load(f)["results"]
+        commands[(what, name)] = {r["command"]: r["median"] for r in results}
+
+    rows = []  # (figure, memsnap, peer, ratio)
+    checks = []
+    read_rows = []
+    for group in ("real", "large"):
+        tot_bytes = tot_read = tot_pipe = tot_py = 0.0
+        worst = None
+        for name in sorted(pickle_s, key=lambda n: -pickle_s[n][0]):
+            r = crit.get(f"{group}/read/{name}")
+            if r is None:
+                continue
+            nbytes, py = pickle_s[name]
+            read = r[0]
+            pipe = crit.get(f"{group}/pipeline/{name}", (None,))[0]
+            read_rows.append((group, name, nbytes, mbs(nbytes, read), pipe and mbs(nbytes, pipe), mbs(nbytes, py), py / read))
+            tot_bytes += nbytes
+            tot_read += read
+            tot_py += py
+            tot_pipe += pipe or 0
+            if worst is None or py / read < worst[1]:
+                worst = (name, py / read)
+        if not tot_bytes:
+            continue
+        label = "real fixtures (all, bytes / total time)" if group == "real" else "large generated files"
+        rows.append((f"read MB/s, {label}", fmt(mbs(tot_bytes, tot_read)), f"{fmt(mbs(tot_bytes, tot_py))} (CPython pickle.loads)", f"{tot_py / tot_read:.1f}×"))
+        if tot_pipe:
+            rows.append((f"pipeline MB/s (read + timeline index), {label}", fmt(mbs(tot_bytes, tot_pipe)), f"{fmt(mbs(tot_bytes, tot_py))} (CPython pickle.loads)", f"{tot_py / tot_pipe:.1f}×"))
+        checks.append((f"native read ≥ {GOAL_READ_VS_PICKLE:.0f}× pickle.loads ({group}, slowest file: {worst[0]})",
+                       f"{worst[1]:.1f}×", worst[1] >= GOAL_READ_VS_PICKLE))
+        if group == "real" and tot_pipe:
+            slowest = min((r for r in read_rows if r[0] == "real" and r[4]), key=lambda r: r[4])
+            checks.append((f"pipeline ≥ {GOAL_PIPELINE_MBS:.0f} MB/s on the real fixtures (all together)",
+                           f"{mbs(tot_bytes, tot_pipe):.0f} MB/s", mbs(tot_bytes, tot_pipe) >= GOAL_PIPELINE_MBS))
+            checks.append((f"pipeline ≥ {GOAL_PIPELINE_MBS:.0f} MB/s on each real fixture (slowest: {slowest[1]})",
+                           f"{slowest[4]:.0f} MB/s", slowest[4] >= GOAL_PIPELINE_MBS))
+
+    for (what, name), r in sorted(commands.items(), key=lambda kv: (kv[0][0], -pickle_s.get(kv[0][1], (0,))[0])):
+        ours, peer = r.get("memsnap"), r.get("_memory_viz")
+        if ours and peer:
+            rows.append((f"`{what}` {name}, whole command (s)", fmt(ours, " s"), f"{fmt(peer, ' s')} (`_memory_viz.py {what}`)", f"{peer / ours:.1f}×"))
+        native = crit.get(f"real/read/{name}") or crit.get(f"large/read/{name}")
+        if what == "stats" and peer and native:
+            read = native[0]
+            rows.append((f"native read vs `_memory_viz.py stats` {name} (s)", fmt(read, " s"), fmt(peer, " s"), f"{peer / read:.1f}×"))
+            checks.append((f"native read ≥ {GOAL_READ_VS_VIZ:.0f}× `_memory_viz.py stats` ({name})", f"{peer / read:.1f}×", peer / read >= GOAL_READ_VS_VIZ))
+
+    for full_id, (secs, thr) in sorted(crit.items()):
+        if full_id.startswith("analyses/"):
+            rows.append((f"{full_id} (ms)", fmt(secs * 1e3, " ms"), "—", "—"))
+        elif full_id.startswith("replay/") and "Elements" in thr:
+            rows.append((f"{full_id} (trace entries/s)", f"{thr['Elements'] / secs:,.0f}/s", "—", "—"))
+
+    lines = [
+        "# memsnap benchmarks",
+        "",
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end. "
+        "Medians; MB = 10^6 bytes; ratio = peer time / memsnap time (higher is better for memsnap).",
+        "",
+        "| figure | memsnap | peer | ratio |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    lines += ["", "## Goals", "", "| goal | measured | met |", "| --- | --- | --- |"]
+    lines += [f"| {g} | {m} | {'yes' if ok else '**no**'} |" for g, m, ok in checks]
+    lines += ["", "## Per file", "",
+              "| set | file | MB | read MB/s | pipeline MB/s | pickle.loads MB/s | read / pickle.loads |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {g} | {n} | {b / 1e6:.2f} | {fmt(r)} | {fmt(p)} | {fmt(py)} | {ratio:.1f}× |"
+              for g, n, b, r, p, py, ratio in read_rows]
+    if args.skipped and os.path.exists(args.skipped):
+        with open(args.skipped) as f:
+            skipped = [l.strip() for l in f if l.strip()]
+        if skipped:
+            lines += ["", "## Not timed", ""] + [f"- {s}" for s in skipped]
+    text = "\n".join(lines) + "\n"
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
