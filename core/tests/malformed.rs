@@ -178,3 +178,30 @@ fn memo_bomb_stays_shared() {
         out.len()
     );
 }
+
+/// The real fixtures are consistent: validate() must not cry wolf on files PyTorch wrote.
+#[test]
+fn real_fixtures_have_no_warnings() {
+    let dir = std::env::var_os("MEMSNAP_REAL_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/real"));
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("WARNING: real fixtures not found at {}, skipping", dir.display());
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pickle" || x == "pkl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
+    let mut bad = Vec::new();
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let snap = read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for w in validate(&snap) {
+            bad.push(format!("{}: {w}", f.display()));
+        }
+    }
+    assert!(bad.is_empty(), "{} warning(s):\n{}", bad.len(), bad.join("\n"));
+}

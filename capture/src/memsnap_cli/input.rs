@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use memsnap_core::snapshot::{read, Snapshot};
+use memsnap_core::snapshot::{read, validate, Snapshot};
 
 /// Largest input read (the reader's gzip bound is the same).
 const MAX_INPUT: u64 = 4 << 30;
@@ -91,8 +91,13 @@ pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
     Ok(buf)
 }
 
-/// Reads and parses the snapshot at `path` (`-` = stdin).
+/// Reads and parses the snapshot at `path` (`-` = stdin). Inconsistencies that do not stop
+/// reading (`validate`) go to stderr as `memsnap: warning: <file>: ...` lines.
 pub fn load(path: &str) -> Result<Snapshot, CliError> {
     let data = bytes(path)?;
-    read(&data).map_err(|e| CliError::new(display_name(path), e))
+    let snap = read(&data).map_err(|e| CliError::new(display_name(path), e))?;
+    for w in validate(&snap) {
+        eprintln!("memsnap: warning: {}: {w}", display_name(path));
+    }
+    Ok(snap)
 }
