@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use memsnap_core::allocator::{Allocator, Config, SimBacking};
 use memsnap_core::analysis::replay::replay;
+use memsnap_core::analysis::state_at::StateHistory;
 use memsnap_core::snapshot::Snapshot;
 
 fn fixture(name: &str) -> Option<Snapshot> {
@@ -66,6 +67,23 @@ fn bench(c: &mut Criterion) {
     assert!(r.segments_match);
     g.throughput(Throughput::Elements(s.trace(0).len() as u64));
     g.bench_function("generated-1M", |b| b.iter(|| replay(&s, 0).unwrap()));
+    g.finish();
+
+    // The viewer's "state at entry N" slider: one history, then random positions.
+    let mut g = c.benchmark_group("state_at");
+    g.sample_size(10);
+    let cfg = Config::default();
+    g.bench_function("history-build-1M", |b| {
+        b.iter(|| StateHistory::new(&s, 0, &cfg).len())
+    });
+    let h = StateHistory::new(&s, 0, &cfg);
+    let mut n: usize = 12345;
+    g.bench_function("slider-move-1M", |b| {
+        b.iter(|| {
+            n = (n * 7919 + 104_729) % (h.len() + 1);
+            h.state_before(n).len()
+        })
+    });
     g.finish();
 }
 

@@ -9,8 +9,9 @@
 //! trace has only its requested size in the entry; its block size is the rounded size, widened
 //! to the gap's end when the rest (<= 1 MiB in a large segment) could not have been split off.
 //!
-//! [`StateHistory`] keeps a checkpoint every [`CHECKPOINT_EVERY`] entries so that a slider over a
-//! million-entry trace rebuilds any state from at most that many undo steps.
+//! [`StateHistory`] keeps a checkpoint every [`CHECKPOINT_EVERY`] entries (more apart when states
+//! are large, to bound memory) so that a slider over a million-entry trace rebuilds any state
+//! from at most that many undo steps.
 
 use std::collections::BTreeMap;
 
@@ -22,7 +23,11 @@ use crate::snapshot::{
     Action, Block, BlockState, Segment, SegmentType, Snapshot, StackId, TraceEntry,
 };
 
-pub const CHECKPOINT_EVERY: usize = 2048;
+/// Fewest entries between checkpoints.
+pub const CHECKPOINT_EVERY: usize = 1024;
+/// Block and segment records all checkpoints together may hold (bounds memory for traces with
+/// many live blocks: the interval grows instead).
+const CHECKPOINT_BUDGET: usize = 16 << 20;
 
 #[derive(Debug, Clone, PartialEq)]
 struct SegRec {
@@ -78,9 +83,11 @@ impl StateHistory {
         let len = entries.len();
         let mut checkpoints = vec![(len, state.clone())];
         let mut inconsistencies = Vec::new();
+        let records = state.blocks.len() + state.segments.len() + 1;
+        let every = CHECKPOINT_EVERY.max((len.saturating_mul(records)).div_ceil(CHECKPOINT_BUDGET));
         for i in (0..len).rev() {
             undo(&mut state, &entries[i], i, config, &mut inconsistencies);
-            if i % CHECKPOINT_EVERY == 0 {
+            if i % every == 0 {
                 checkpoints.push((i, state.clone()));
             }
         }
