@@ -1,0 +1,86 @@
+//! The page layout: the side bar (open, device, diagnostics) and the views.
+//! Dropping a file anywhere opens it; `?url=` opens a URL at start.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::state::AppState;
+use crate::views::analysis_state::Analysis;
+use crate::views::{
+    Anomalies, Diagnostics, DevicePicker, FlameGraph, Insights, OpenPanel, SegmentView,
+    StackPanel, StateSlider, Timeline, WhatIf,
+};
+
+#[component]
+pub fn App() -> impl IntoView {
+    let state = AppState::new();
+    provide_context(state);
+    Analysis::provide(state);
+
+    let dragging = RwSignal::new(false);
+    // Drag and drop anywhere: without preventDefault on dragover the browser would navigate
+    // to the dropped file instead.
+    let _ = window_event_listener(leptos::ev::dragover, move |e| {
+        e.prevent_default();
+        dragging.set(true);
+    });
+    let _ = window_event_listener(leptos::ev::dragleave, move |e| {
+        // Leaving the window has no related target.
+        if e.related_target().is_none() {
+            dragging.set(false);
+        }
+    });
+    let _ = window_event_listener(leptos::ev::drop, move |e| {
+        e.prevent_default();
+        dragging.set(false);
+        let file = e
+            .data_transfer()
+            .and_then(|d| d.files())
+            .and_then(|files| files.get(0));
+        if let Some(file) = file {
+            state.open_file(file);
+        }
+    });
+
+    if let Some(url) = query_param("url") {
+        state.open_url(&url);
+    }
+
+    view! {
+        <div class="layout" class:dragging=move || dragging.get()>
+            <header class="topbar">
+                <span class="brand">"memsnap"</span>
+                <span class="subtitle">"PyTorch CUDA memory snapshots"</span>
+            </header>
+            <aside class="sidebar">
+                <OpenPanel/>
+                <DevicePicker/>
+                <Diagnostics/>
+                <Insights/>
+            </aside>
+            <main class="views">
+                <Timeline/>
+                <StateSlider/>
+                <SegmentView/>
+                <FlameGraph/>
+                <Anomalies/>
+                <WhatIf/>
+            </main>
+            <aside class="details">
+                <StackPanel/>
+            </aside>
+            <div class="drop-hint">"Drop a snapshot to open it"</div>
+        </div>
+    }
+}
+
+fn query_param(key: &str) -> Option<String> {
+    let search = window().location().search().ok()?;
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+    params.get(key).filter(|v| !v.is_empty())
+}
+
+/// The `HtmlInputElement` behind an input event.
+pub(crate) fn event_input(e: &leptos::ev::Event) -> Option<web_sys::HtmlInputElement> {
+    e.target()?.dyn_into().ok()
+}

@@ -1,0 +1,19 @@
+//! memsnap's viewer. The page (`main.rs`, Leptos) shows view models; the worker
+//! (`bin/memsnap-worker.rs`) holds the parsed snapshot and builds them (`viewmodel`), and the two
+//! talk through `protocol`. Only `protocol` and `viewmodel` are built natively (for tests).
+
+pub mod analysis_protocol;
+pub mod format;
+pub mod protocol;
+pub mod viewmodel;
+
+#[cfg(target_arch = "wasm32")]
+pub mod app;
+#[cfg(target_arch = "wasm32")]
+pub mod client;
+#[cfg(target_arch = "wasm32")]
+pub mod state;
+#[cfg(target_arch = "wasm32")]
+pub mod views;
+#[cfg(target_arch = "wasm32")]
+pub mod worker;

@@ -1,0 +1,243 @@
+//! The page <-> worker protocol.
+//!
+//! The worker owns the parsed `Snapshot`; the page only ever holds compact view models. Each
+//! message is a postcard-encoded [`Envelope`] in a `Uint8Array` (first element of a JS array; a
+//! `File` to open rides as the second element, since a `File` cannot be serialised). A new view
+//! adds a `Request` variant, its `Response` variant and a builder in `viewmodel`; nothing else
+//! in the transport changes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis_protocol::{
+    AllocationView, AnomaliesView, EntryRange, FlameRequest, FlameView, InsightsView, StackView,
+    StateAtView, TimelineRequest, TimelineView, WhatIfRequest, WhatIfView,
+};
+
+/// Matches a response to its request; 0 is the worker's unsolicited `Ready`.
+pub type RequestId = u32;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope<T> {
+    pub id: RequestId,
+    pub body: T,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Request {
+    /// Open the `File` sent alongside this message. On failure the open file stays open.
+    OpenFile { name: String, size: u64 },
+    /// Fetch and open an absolute URL (the page resolves relative ones against its address).
+    OpenUrl { url: String },
+    /// Segments and blocks of one device, with the stacks their blocks reference.
+    Segments { device: i64 },
+    /// Byte totals of one device.
+    Diagnostics { device: i64 },
+    // The analysis views (types in `analysis_protocol`).
+    /// Series, bands and peak of an entry range at a pixel size.
+    Timeline(TimelineRequest),
+    /// One allocation of the timeline (index into the device's allocation list).
+    Allocation { device: i64, alloc: u32 },
+    /// Segments before trace entry `index`.
+    StateAt { device: i64, index: u64 },
+    WhatIf(WhatIfRequest),
+    Flame(FlameRequest),
+    Anomalies { device: i64, range: EntryRange },
+    /// Diagnostics additions: fragmentation, churn, pinning, peak frames, fixes, settings.
+    Insights { device: i64 },
+    /// Frames of a stack id named in a view model.
+    Stack { stack: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Response {
+    /// The worker's wasm is running; requests sent before this would have been lost.
+    Ready,
+    /// Sent any number of times before an open request's `Opened` or `Failed`.
+    Progress(Progress),
+    Opened(FileSummary),
+    Segments(SegmentsView),
+    Diagnostics(DiagnosticsView),
+    Timeline(TimelineView),
+    Allocation(AllocationView),
+    StateAt(StateAtView),
+    WhatIf(WhatIfView),
+    Flame(FlameView),
+    Anomalies(AnomaliesView),
+    Insights(InsightsView),
+    Stack(StackView),
+    /// The request could not be answered; `message` says why (for opens: the reader's error).
+    Failed { message: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Stage {
+    /// Bytes arriving: `done` of `total` (total unknown for a URL without Content-Length).
+    Reading,
+    /// Decoding: `done` input bytes of `total` consumed by the reader.
+    Parsing,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub stage: Stage,
+    pub done: u64,
+    pub total: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileSummary {
+    pub name: String,
+    pub size: u64,
+    /// "snapshot" (a `_snapshot()` dict) or "segment list" (`memory_snapshot()`).
+    pub form: String,
+    pub devices: Vec<DeviceSummary>,
+    /// Milliseconds spent in `snapshot::read`, measured in the worker.
+    pub parse_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSummary {
+    pub device: i64,
+    pub segments: u64,
+    pub blocks: u64,
+    pub trace_entries: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BlockStateVm {
+    ActiveAllocated,
+    ActivePendingFree,
+    Inactive,
+}
+
+impl BlockStateVm {
+    /// The name PyTorch writes, used as `data-state` and as a CSS class.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockStateVm::ActiveAllocated => "active_allocated",
+            BlockStateVm::ActivePendingFree => "active_pending_free",
+            BlockStateVm::Inactive => "inactive",
+        }
+    }
+}
+
+/// One device's segments as drawn: segments in address order, blocks in address order within.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SegmentsView {
+    pub device: i64,
+    pub segments: Vec<SegmentVm>,
+    /// Frames referenced by `stacks`, each once.
+    pub frames: Vec<FrameVm>,
+    /// Stacks as indices into `frames`, innermost frame first.
+    pub stacks: Vec<Vec<u32>>,
+}
+
+impl SegmentsView {
+    pub fn block_count(&self) -> usize {
+        self.segments.iter().map(|s| s.blocks.len()).sum()
+    }
+
+    /// Frames of a stack, innermost first (empty for an unknown id).
+    pub fn frames_of(&self, stack: u32) -> impl Iterator<Item = &FrameVm> + '_ {
+        self.stacks
+            .get(stack as usize)
+            .into_iter()
+            .flatten()
+            .filter_map(move |f| self.frames.get(*f as usize))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SegmentVm {
+    pub address: u64,
+    pub total_size: u64,
+    pub stream: i64,
+    /// "small" or "large" when the file says.
+    pub pool: Option<String>,
+    pub expandable: bool,
+    /// Index into `SegmentsView::stacks`: where the segment was cudaMalloc'ed.
+    pub stack: Option<u32>,
+    pub blocks: Vec<BlockVm>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockVm {
+    /// Bytes from the segment's start.
+    pub offset: u64,
+    pub size: u64,
+    pub requested_size: Option<u64>,
+    pub state: BlockStateVm,
+    /// Index into `SegmentsView::stacks`.
+    pub stack: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameVm {
+    pub filename: String,
+    pub line: i64,
+    pub name: String,
+}
+
+impl std::fmt::Display for FrameVm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.filename, self.line, self.name)
+    }
+}
+
+/// Byte totals of one device (see `memsnap_core::analysis::totals`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagnosticsView {
+    pub device: i64,
+    pub segments: u64,
+    pub blocks: u64,
+    pub reserved: u64,
+    pub allocated: u64,
+    pub pending_free: u64,
+    pub inactive: u64,
+    pub largest_free: u64,
+}
+
+#[derive(Debug)]
+pub struct DecodeError(pub String);
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "malformed worker message: {}", self.0)
+    }
+}
+
+pub fn encode<T: Serialize>(id: RequestId, body: &T) -> Vec<u8> {
+    // Serialising these plain structs into a Vec cannot fail (no maps with non-string keys,
+    // no custom serialisers); an empty message would be rejected by `decode` on the other side.
+    postcard::to_allocvec(&Envelope { id, body }).unwrap_or_default()
+}
+
+pub fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Envelope<T>, DecodeError> {
+    postcard::from_bytes(bytes).map_err(|e| DecodeError(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_requests_and_responses() {
+        let req = Request::Segments { device: 3 };
+        let back: Envelope<Request> = decode(&encode(7, &req)).unwrap();
+        assert_eq!(back, Envelope { id: 7, body: req });
+
+        let resp = Response::Progress(Progress {
+            stage: Stage::Reading,
+            done: 1 << 33,
+            total: Some(1 << 34),
+        });
+        let back: Envelope<Response> = decode(&encode(9, &resp)).unwrap();
+        assert_eq!(back.body, resp);
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(decode::<Request>(&[0xff, 0xff, 0xff]).is_err());
+        assert!(decode::<Response>(&[]).is_err());
+    }
+}

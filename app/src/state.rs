@@ -1,0 +1,171 @@
+//! The page's state: signals the views read, and the actions that ask the worker for data.
+//! A view reads `AppState` from context; a new view adds a signal here and a request kind in
+//! `protocol`, and fetches in `refresh_device` (or on demand) like the segment view does.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use wasm_bindgen::JsValue;
+
+use crate::client::WorkerClient;
+use crate::protocol::{
+    DiagnosticsView, FileSummary, Progress, Request, Response, SegmentsView,
+};
+
+/// A file being opened: shown with a progress bar until the worker answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opening {
+    pub name: String,
+    pub size: Option<u64>,
+    pub progress: Option<Progress>,
+}
+
+/// What the pointer is over in the segment view (indices into `SegmentsView::segments`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hover {
+    Block { segment: usize, block: usize },
+    Segment { segment: usize },
+}
+
+#[derive(Clone, Copy)]
+pub struct AppState {
+    client: StoredValue<Option<WorkerClient>, LocalStorage>,
+    pub opening: RwSignal<Option<Opening>>,
+    /// The last open's failure; cleared by the next successful open.
+    pub load_error: RwSignal<Option<String>>,
+    pub file: RwSignal<Option<FileSummary>>,
+    pub device: RwSignal<Option<i64>>,
+    pub segments: RwSignal<Option<Arc<SegmentsView>>>,
+    pub diagnostics: RwSignal<Option<DiagnosticsView>>,
+    pub hover: RwSignal<Option<Hover>>,
+}
+
+impl AppState {
+    /// Spawns the worker and wires progress and failures into the signals.
+    pub fn new() -> AppState {
+        let opening = RwSignal::new(None::<Opening>);
+        let load_error = RwSignal::new(None::<String>);
+        let client = WorkerClient::spawn(
+            move |p| {
+                opening.update(|o| {
+                    if let Some(o) = o {
+                        o.progress = Some(p)
+                    }
+                })
+            },
+            move |message| {
+                opening.set(None);
+                load_error.set(Some(message));
+            },
+        );
+        let client = match client {
+            Ok(c) => Some(c),
+            Err(message) => {
+                load_error.set(Some(message));
+                None
+            }
+        };
+        AppState {
+            client: StoredValue::new_local(client),
+            opening,
+            load_error,
+            file: RwSignal::new(None),
+            device: RwSignal::new(None),
+            segments: RwSignal::new(None),
+            diagnostics: RwSignal::new(None),
+            hover: RwSignal::new(None),
+        }
+    }
+
+    /// Sends a request to the worker; `on_reply` runs with its answer.
+    pub fn request(
+        &self,
+        request: Request,
+        attachment: Option<JsValue>,
+        on_reply: impl FnOnce(Response) + 'static,
+    ) {
+        self.client.with_value(|c| match c {
+            Some(c) => c.request(&request, attachment.as_ref(), on_reply),
+            None => self
+                .load_error
+                .set(Some("the worker is not running".into())),
+        });
+    }
+
+    pub fn open_file(&self, file: web_sys::File) {
+        let (name, size) = (file.name(), file.size() as u64);
+        self.start_open(name.clone(), Some(size));
+        let me = *self;
+        self.request(
+            Request::OpenFile { name, size },
+            Some(file.into()),
+            move |r| me.finish_open(r),
+        );
+    }
+
+    /// Opens `url` resolved against the page's address (so `?url=x.pickle` is relative to it).
+    pub fn open_url(&self, url: &str) {
+        let absolute = document()
+            .base_uri()
+            .ok()
+            .flatten()
+            .and_then(|base| web_sys::Url::new_with_base(url, &base).ok())
+            .map(|u| u.href())
+            .unwrap_or_else(|| url.to_string());
+        self.start_open(url.to_string(), None);
+        let me = *self;
+        self.request(Request::OpenUrl { url: absolute }, None, move |r| {
+            me.finish_open(r)
+        });
+    }
+
+    fn start_open(&self, name: String, size: Option<u64>) {
+        self.opening.set(Some(Opening {
+            name,
+            size,
+            progress: None,
+        }));
+    }
+
+    fn finish_open(&self, response: Response) {
+        self.opening.set(None);
+        match response {
+            Response::Opened(summary) => {
+                self.load_error.set(None);
+                let device = summary.devices.first().map(|d| d.device);
+                self.file.set(Some(summary));
+                self.select_device(device);
+            }
+            Response::Failed { message } => self.load_error.set(Some(message)),
+            other => self
+                .load_error
+                .set(Some(format!("unexpected answer to an open: {other:?}"))),
+        }
+    }
+
+    /// Shows `device` (None: nothing) and fetches its views.
+    pub fn select_device(&self, device: Option<i64>) {
+        self.device.set(device);
+        self.hover.set(None);
+        let Some(device) = device else {
+            self.segments.set(None);
+            self.diagnostics.set(None);
+            return;
+        };
+        let me = *self;
+        self.request(Request::Segments { device }, None, move |r| match r {
+            Response::Segments(v) if me.device.get_untracked() == Some(v.device) => {
+                me.segments.set(Some(Arc::new(v)))
+            }
+            Response::Failed { message } => me.load_error.set(Some(message)),
+            _ => {}
+        });
+        self.request(Request::Diagnostics { device }, None, move |r| match r {
+            Response::Diagnostics(v) if me.device.get_untracked() == Some(v.device) => {
+                me.diagnostics.set(Some(v))
+            }
+            Response::Failed { message } => me.load_error.set(Some(message)),
+            _ => {}
+        });
+    }
+}

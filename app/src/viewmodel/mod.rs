@@ -1,0 +1,46 @@
+//! Builders of the view models the worker sends: plain functions of a `Snapshot`, so they are
+//! tested natively. Analyses come from `memsnap_core::analysis`; these only shape them.
+
+mod allocation;
+mod analysis;
+mod anomalies;
+mod cache;
+mod diagnostics;
+mod flame;
+mod insights;
+mod segments;
+mod stack;
+mod state_at;
+mod summary;
+mod timeline;
+mod whatif;
+
+pub use diagnostics::diagnostics_view;
+pub use analysis::answer_analysis;
+pub use cache::Analyses;
+pub use segments::{segments_view, segments_view_of};
+pub use summary::file_summary;
+
+use memsnap_core::snapshot::Snapshot;
+
+use crate::protocol::{Request, Response};
+
+/// Answers a request about an open snapshot; `cache` holds what the analysis views reuse
+/// (reset it when another file opens). Opening files is the worker's job, not this one's.
+pub fn answer(snapshot: &Snapshot, cache: &mut Analyses, request: &Request) -> Response {
+    if let Some(response) = answer_analysis(snapshot, cache, request) {
+        return response;
+    }
+    match request {
+        Request::Segments { device } => Response::Segments(segments_view(snapshot, *device)),
+        Request::Diagnostics { device } => {
+            Response::Diagnostics(diagnostics_view(snapshot, *device))
+        }
+        Request::OpenFile { .. } | Request::OpenUrl { .. } => Response::Failed {
+            message: "open requests are handled by the worker's loader".into(),
+        },
+        other => Response::Failed {
+            message: format!("no view model for {other:?}"),
+        },
+    }
+}

@@ -1,0 +1,210 @@
+use std::collections::HashMap;
+
+use memsnap_core::snapshot::{BlockState, Segment, Snapshot, StackId, Value};
+
+use crate::protocol::{BlockStateVm, BlockVm, FrameVm, SegmentVm, SegmentsView};
+
+/// Segments of `device` in address order, blocks placed by address (older files without block
+/// addresses: one after another from the segment start, as the allocator laid them out), and the
+/// stacks those blocks reference, each frame sent once.
+pub fn segments_view(snapshot: &Snapshot, device: i64) -> SegmentsView {
+    segments_view_of(snapshot, &snapshot.segments, device)
+}
+
+/// The same view of other segments with the snapshot's stacks (the state slider's
+/// reconstructed segments at a trace entry).
+pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) -> SegmentsView {
+    let mut stacks = StackTable::new(snapshot);
+    let mut segments: Vec<SegmentVm> = segments
+        .iter()
+        .filter(|s| s.device.unwrap_or(0) == device)
+        .map(|seg| {
+            let mut next = seg.address;
+            let mut blocks: Vec<BlockVm> = seg
+                .blocks
+                .iter()
+                .map(|b| {
+                    let address = b.address.unwrap_or(next);
+                    next = address.saturating_add(b.size);
+                    let stack = match (b.frames, &b.history) {
+                        (Some(id), _) => Some(stacks.interned(id)),
+                        (None, Some(history)) => stacks.legacy(history),
+                        (None, None) => None,
+                    };
+                    BlockVm {
+                        offset: address.saturating_sub(seg.address),
+                        size: b.size,
+                        requested_size: b.requested_size,
+                        state: match b.state {
+                            BlockState::ActiveAllocated => BlockStateVm::ActiveAllocated,
+                            BlockState::ActivePendingFree => BlockStateVm::ActivePendingFree,
+                            BlockState::Inactive => BlockStateVm::Inactive,
+                        },
+                        stack,
+                    }
+                })
+                .collect();
+            blocks.sort_by_key(|b| b.offset);
+            SegmentVm {
+                address: seg.address,
+                total_size: seg.total_size,
+                stream: seg.stream.unwrap_or(0),
+                pool: seg.segment_type.map(|t| t.as_str().to_string()),
+                expandable: seg.is_expandable.unwrap_or(false),
+                stack: seg.frames.map(|id| stacks.interned(id)),
+                blocks,
+            }
+        })
+        .collect();
+    segments.sort_by_key(|s| s.address);
+    SegmentsView {
+        device,
+        segments,
+        frames: stacks.frames,
+        stacks: stacks.stacks,
+    }
+}
+
+/// The subset of the snapshot's stacks one view references, renumbered densely.
+struct StackTable<'a> {
+    snapshot: &'a Snapshot,
+    frame_ids: HashMap<u32, u32>,
+    stack_ids: HashMap<StackId, u32>,
+    frames: Vec<FrameVm>,
+    stacks: Vec<Vec<u32>>,
+}
+
+impl<'a> StackTable<'a> {
+    fn new(snapshot: &'a Snapshot) -> Self {
+        StackTable {
+            snapshot,
+            frame_ids: HashMap::new(),
+            stack_ids: HashMap::new(),
+            frames: Vec::new(),
+            stacks: Vec::new(),
+        }
+    }
+
+    fn interned(&mut self, id: StackId) -> u32 {
+        if let Some(&local) = self.stack_ids.get(&id) {
+            return local;
+        }
+        let all = &self.snapshot.stacks;
+        let stack = all
+            .stack(id)
+            .iter()
+            .map(|f| {
+                *self.frame_ids.entry(f.0).or_insert_with(|| {
+                    let frame = all.frame(*f);
+                    self.frames.push(FrameVm {
+                        filename: frame.filename.to_string(),
+                        line: frame.line,
+                        name: frame.name.to_string(),
+                    });
+                    (self.frames.len() - 1) as u32
+                })
+            })
+            .collect();
+        self.stacks.push(stack);
+        let local = (self.stacks.len() - 1) as u32;
+        self.stack_ids.insert(id, local);
+        local
+    }
+
+    /// torch <= 2.0 blocks carry `history: [{addr, real_size, frames}, ...]` instead of
+    /// `frames`; the last entry is the allocation that owns the block now.
+    fn legacy(&mut self, history: &Value) -> Option<u32> {
+        let frames = history.as_seq()?.last()?.get("frames")?.as_seq()?;
+        let stack = frames
+            .iter()
+            .map(|f| {
+                self.frames.push(FrameVm {
+                    filename: f
+                        .get("filename")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_string(),
+                    line: f.get("line").and_then(Value::as_i64).unwrap_or(0),
+                    name: f
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_string(),
+                });
+                (self.frames.len() - 1) as u32
+            })
+            .collect();
+        self.stacks.push(stack);
+        Some((self.stacks.len() - 1) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memsnap_core::snapshot::{Block, Frame, Segment, Stacks};
+    use std::sync::Arc;
+
+    fn frame(name: &str) -> Frame {
+        Frame {
+            filename: Arc::from("train.py"),
+            line: 7,
+            name: Arc::from(name),
+            extra: Vec::new(),
+        }
+    }
+
+    fn block(address: Option<u64>, size: u64, frames: Option<StackId>) -> Block {
+        Block {
+            address,
+            size,
+            requested_size: Some(size - 1),
+            state: BlockState::ActiveAllocated,
+            frames,
+            history: None,
+            extra: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn places_blocks_and_shares_stacks() {
+        let mut stacks = Stacks::new();
+        let f0 = stacks.push_frame(frame("forward"));
+        let f1 = stacks.push_frame(frame("main"));
+        let s0 = stacks.push_stack(vec![f0, f1].into());
+        let s1 = stacks.push_stack(vec![f1].into());
+        let snapshot = Snapshot {
+            segments: vec![
+                Segment {
+                    device: Some(1),
+                    address: 0x9000,
+                    ..Segment::default()
+                },
+                Segment {
+                    address: 0x4000,
+                    total_size: 0x3000,
+                    blocks: vec![
+                        block(None, 0x1000, Some(s1)),
+                        block(None, 0x800, Some(s0)),
+                        block(Some(0x6000), 0x1000, Some(s1)),
+                    ],
+                    ..Segment::default()
+                },
+            ],
+            stacks,
+            ..Snapshot::default()
+        };
+        let v = segments_view(&snapshot, 0);
+        assert_eq!(v.segments.len(), 1);
+        let offsets: Vec<u64> = v.segments[0].blocks.iter().map(|b| b.offset).collect();
+        assert_eq!(offsets, vec![0, 0x1000, 0x2000]);
+        assert_eq!(v.block_count(), 3);
+        // Two stacks, two frames, each sent once although s1 is used twice.
+        assert_eq!(v.stacks.len(), 2);
+        assert_eq!(v.frames.len(), 2);
+        let second = v.segments[0].blocks[1].stack.unwrap();
+        let names: Vec<String> = v.frames_of(second).map(|f| f.to_string()).collect();
+        assert_eq!(names, vec!["train.py:7:forward", "train.py:7:main"]);
+        assert_eq!(segments_view(&snapshot, 1).segments[0].address, 0x9000);
+    }
+}

@@ -1,0 +1,72 @@
+use memsnap_core::snapshot::{Form, Snapshot};
+
+use crate::protocol::{DeviceSummary, FileSummary};
+
+pub fn file_summary(snapshot: &Snapshot, name: &str, size: u64, parse_ms: f64) -> FileSummary {
+    let devices = snapshot
+        .devices()
+        .into_iter()
+        .map(|device| {
+            let segs = snapshot
+                .segments
+                .iter()
+                .filter(|s| s.device.unwrap_or(0) == device);
+            let (segments, blocks) = segs.fold((0u64, 0u64), |(n, b), s| {
+                (n + 1, b + s.blocks.len() as u64)
+            });
+            let trace_entries = usize::try_from(device)
+                .map(|d| snapshot.trace(d).len() as u64)
+                .unwrap_or(0);
+            DeviceSummary {
+                device,
+                segments,
+                blocks,
+                trace_entries,
+            }
+        })
+        .collect();
+    FileSummary {
+        name: name.to_string(),
+        size,
+        form: match snapshot.form {
+            Form::Dict => "snapshot",
+            Form::SegmentList => "segment list",
+        }
+        .to_string(),
+        devices,
+        parse_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memsnap_core::snapshot::{Action, Segment, TraceEntry};
+
+    #[test]
+    fn lists_devices_with_segments_or_traces() {
+        let s = Snapshot {
+            segments: vec![
+                Segment {
+                    device: Some(2),
+                    ..Segment::default()
+                },
+                Segment::default(),
+            ],
+            device_traces: Some(vec![
+                vec![],
+                vec![TraceEntry::new(Action::Alloc, 0, 512); 3],
+                vec![],
+            ]),
+            ..Snapshot::default()
+        };
+        let f = file_summary(&s, "x.pickle", 10, 1.0);
+        let got: Vec<_> = f
+            .devices
+            .iter()
+            .map(|d| (d.device, d.segments, d.trace_entries))
+            .collect();
+        assert_eq!(got, vec![(0, 1, 0), (1, 0, 3), (2, 1, 0)]);
+        assert_eq!(f.form, "snapshot");
+    }
+}

@@ -1,0 +1,39 @@
+//! Device picker: the devices with segments or trace entries.
+
+use leptos::prelude::*;
+
+use crate::state::AppState;
+
+#[component]
+pub fn DevicePicker() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        let file = state.file.get()?;
+        let options = file
+            .devices
+            .iter()
+            .map(|d| {
+                let label = format!(
+                    "cuda:{} — {} segments, {} blocks, {} trace entries",
+                    d.device, d.segments, d.blocks, d.trace_entries
+                );
+                let value = d.device.to_string();
+                let selected = state.device.get_untracked() == Some(d.device);
+                view! { <option value=value selected=selected>{label}</option> }
+            })
+            .collect_view();
+        let empty = file.devices.is_empty();
+        Some(view! {
+            <section class="panel devices">
+                <h2>"Device"</h2>
+                {empty.then(|| view! { <p class="muted">"This file has no segments and no trace entries."</p> })}
+                <select data-testid="device-picker" disabled=empty
+                    on:change=move |e| {
+                        state.select_device(event_target_value(&e).parse().ok());
+                    }>
+                    {options}
+                </select>
+            </section>
+        })
+    }
+}

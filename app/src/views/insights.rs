@@ -1,0 +1,104 @@
+//! Diagnostics additions beside the shell's numbers: largest hole against total free, churn
+//! verdict, pinning blocks, top frames at the peak, ranked fixes, and the file's settings as the
+//! `PYTORCH_CUDA_ALLOC_CONF` string that reproduces them.
+
+use leptos::prelude::*;
+
+use super::analysis_state::{pick_stack, Analysis};
+use crate::format;
+use crate::state::AppState;
+
+#[component]
+pub fn Insights() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let an = expect_context::<Analysis>();
+    move || {
+        let d = an.insights.get()?;
+        let hole_pct = if d.free == 0 { 0.0 } else { d.largest_free as f64 * 100.0 / d.free as f64 };
+        let conf = if d.conf.is_empty() {
+            "PYTORCH_CUDA_ALLOC_CONF= (defaults)".to_string()
+        } else {
+            format!("PYTORCH_CUDA_ALLOC_CONF={}", d.conf)
+        };
+        let pinning = d.pinning.clone().into_iter().map(|p| {
+            let facts = vec![
+                ("Block".to_string(), format!("{} ({})", format::address(p.block_address), format::bytes(p.block_size))),
+                ("Pins".to_string(), format!("{} free in a {} segment", format::bytes(p.pinned), format::bytes(p.segment_size))),
+                ("Segment".to_string(), format::address(p.segment_address)),
+            ];
+            let stack = p.stack;
+            view! {
+                <li class="clickable" on:click=move |_| pick_stack(state, an, stack, facts.clone(), "Pinning block allocated at")>
+                    <b>{format::bytes(p.block_size)}</b>{format!(" pins {} — ", format::bytes(p.pinned))}
+                    <span class="label" title=p.label.clone()>{p.label.clone()}</span>
+                </li>
+            }
+        }).collect_view();
+        Some(view! {
+            <section class="panel insights" data-testid="insights">
+                <h2>"Analysis"</h2>
+                <div class="number">
+                    <dt>"Largest hole vs total free"</dt>
+                    <dd>
+                        <span class="human" data-testid="insight-largest-hole">{format!("{} of {}", format::bytes(d.largest_free), format::bytes(d.free))}</span>
+                        <span class="hole-bar"><i style=format!("width:{hole_pct:.1}%")></i></span>
+                        <span class="note muted">{format!("fragmentation {:.0}% · {} segments with free space · {} releasable by empty_cache",
+                            d.fragmentation * 100.0, d.segments_with_free, format::bytes(d.releasable))}</span>
+                    </dd>
+                </div>
+                {d.has_trace.then(|| view! {
+                    <div class="number">
+                        <dt>"Churn"</dt>
+                        <dd><span class="verdict" data-testid="insight-churn">{d.churn_verdict.clone()}</span>
+                            <span class="note muted">{format!("{} distinct sizes · memory recycled {:.1}× the peak", d.distinct_sizes, d.turnover)}</span></dd>
+                    </div>
+                })}
+                <div class="number">
+                    <dt>{format!("Pinning blocks ({})", d.pinning_count)}</dt>
+                    <dd>{if d.pinning.is_empty() {
+                        view! { <span class="muted">"No small live block holds a mostly free segment."</span> }.into_any()
+                    } else {
+                        view! { <ul class="compact" data-testid="insight-pinning">{pinning}</ul> }.into_any()
+                    }}</dd>
+                </div>
+                {(!d.peak_frames.is_empty()).then(|| view! {
+                    <div class="number">
+                        <dt>{format!("Top frames at the peak ({}{})", format::bytes(d.peak_allocated),
+                            d.peak_index.map(|i| format!(", entry {i}")).unwrap_or_default())}</dt>
+                        <dd><ol class="compact" data-testid="insight-peak-frames">
+                            {d.peak_frames.iter().map(|g| view! {
+                                <li><b>{format::bytes(g.bytes)}</b>" "<span class="label" title=g.label.clone()>{g.label.clone()}</span></li>
+                            }).collect_view()}
+                        </ol></dd>
+                    </div>
+                })}
+                <div class="number">
+                    <dt>"Fixes, most effective first"</dt>
+                    <dd>{if d.fixes.is_empty() {
+                        view! { <span class="muted">"Nothing to fix: the cache holds little beyond what is allocated."</span> }.into_any()
+                    } else {
+                        view! { <ol class="fixes" data-testid="insight-fixes">
+                            {d.fixes.iter().map(|f| view! {
+                                <li>
+                                    <code>{f.setting.clone()}</code>
+                                    <div>{f.title.clone()}{f.saving.map(|s| format!(" — saves about {}", format::bytes(s)))}</div>
+                                    {f.evidence.iter().map(|e| view! { <div class="muted small">{e.clone()}</div> }).collect_view()}
+                                    {f.cost.clone().map(|c| view! { <div class="muted small">{format!("Cost: {c}")}</div> })}
+                                </li>
+                            }).collect_view()}
+                        </ol> }.into_any()
+                    }}</dd>
+                </div>
+                <div class="number">
+                    <dt>"This file's allocator settings"</dt>
+                    <dd><code class="conf" data-testid="alloc-conf">{conf}</code>
+                        <span class="note muted">{match (&d.settings_error, d.has_settings) {
+                            (Some(e), _) => format!("could not read them: {e}"),
+                            (None, false) => "the file records no allocator_settings: PyTorch's defaults assumed".to_string(),
+                            (None, true) => "from the file's allocator_settings".to_string(),
+                        }}</span></dd>
+                </div>
+            </section>
+        })
+    }
+}

@@ -1,0 +1,27 @@
+//! One component per file. Each reads `AppState` from context and shows one view model.
+
+pub mod analysis_state;
+mod anomalies;
+mod devices;
+mod diagnostics;
+mod flamegraph;
+mod insights;
+mod open;
+mod segments;
+mod stack;
+mod state_slider;
+mod timeline;
+mod whatif;
+
+pub use devices::DevicePicker;
+pub use diagnostics::Diagnostics;
+pub use open::OpenPanel;
+pub use segments::SegmentView;
+pub use stack::StackPanel;
+// The analysis views.
+pub use anomalies::Anomalies;
+pub use flamegraph::FlameGraph;
+pub use insights::Insights;
+pub use state_slider::StateSlider;
+pub use timeline::Timeline;
+pub use whatif::WhatIf;

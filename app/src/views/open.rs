@@ -1,0 +1,79 @@
+//! Opening files: picker, bundled example, progress bar, and the last error.
+
+use leptos::prelude::*;
+
+use crate::app::event_input;
+use crate::format;
+use crate::protocol::Stage;
+use crate::state::AppState;
+
+/// Copied next to index.html by Trunk (see index.html), so it resolves from any sub-path.
+pub const EXAMPLE_URL: &str = "example.pickle";
+
+#[component]
+pub fn OpenPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let on_pick = move |e: leptos::ev::Event| {
+        let Some(input) = event_input(&e) else { return };
+        if let Some(file) = input.files().and_then(|f| f.get(0)) {
+            state.open_file(file);
+        }
+        // Picking the same file again should open it again.
+        input.set_value("");
+    };
+
+    view! {
+        <section class="panel open">
+            <h2>"Snapshot"</h2>
+            {move || state.file.get().map(|f| view! {
+                <div class="file-name" data-testid="file-name" title=f.name.clone()>{f.name.clone()}</div>
+                <div class="muted">
+                    {format!("{} · {} · parsed in {:.0} ms", format::bytes(f.size), f.form, f.parse_ms)}
+                </div>
+            })}
+            <label class="button primary">
+                "Open file…"
+                <input type="file" data-testid="file-input" accept=".pickle,.pkl,.pk,application/octet-stream"
+                    on:change=on_pick/>
+            </label>
+            <button class="button" data-testid="open-example"
+                on:click=move |_| state.open_url(EXAMPLE_URL)>
+                "Open the example"
+            </button>
+            <p class="muted hint">"or drop a file anywhere, or add ?url=… to the address"</p>
+            <Progress/>
+            {move || state.load_error.get().map(|e| view! {
+                <div class="error" data-testid="load-error" role="alert">{e}</div>
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn Progress() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        state.opening.get().map(|o| {
+            let (label, fraction) = match &o.progress {
+                Some(p) => (
+                    match p.stage {
+                        Stage::Reading => format!("Reading {}", format::bytes(p.done)),
+                        Stage::Parsing => "Parsing".to_string(),
+                    },
+                    p.total.filter(|t| *t > 0).map(|t| p.done as f64 / t as f64),
+                ),
+                None => ("Starting".to_string(), None),
+            };
+            let size = o.size.map(|s| format!(" ({})", format::bytes(s))).unwrap_or_default();
+            view! {
+                <div class="progress" data-testid="progress">
+                    <div class="progress-label">{format!("{}{size}", o.name)}</div>
+                    <div class="bar" class:indeterminate=fraction.is_none()>
+                        <div class="fill" style:width=format!("{:.1}%", fraction.unwrap_or(1.0) * 100.0)></div>
+                    </div>
+                    <div class="muted">{label}</div>
+                </div>
+            }
+        })
+    }
+}

@@ -1,0 +1,245 @@
+//! Segment view: one bar per segment, its blocks laid out by address and coloured by state.
+//! Rows are virtualised (only those in the scroll viewport exist as elements), so a file with
+//! thousands of segments stays cheap; `segment-view` carries the device's full counts.
+
+use std::sync::Arc;
+
+use leptos::html;
+use leptos::prelude::*;
+
+use crate::format;
+use crate::protocol::{SegmentVm, SegmentsView};
+use crate::state::{AppState, Hover};
+
+/// Height of one segment row in pixels (CSS `.seg-row` matches).
+const ROW: f64 = 30.0;
+/// Rows kept beyond each edge of the viewport so fast scrolling shows no gaps.
+const OVERSCAN: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SortBy {
+    Size,
+    Address,
+    Stream,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Width {
+    /// Bars share one scale: the largest segment spans the track.
+    Shared,
+    /// Every bar spans the track (blocks still to scale within it).
+    Fill,
+}
+
+#[component]
+pub fn SegmentView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let sort = RwSignal::new(SortBy::Size);
+    let width = RwSignal::new(Width::Shared);
+    let scroll_top = RwSignal::new(0.0);
+    let viewport = RwSignal::new(600.0);
+    let scroller = NodeRef::<html::Div>::new();
+
+    let order = Memo::new(move |_| {
+        state.segments.with(|v| {
+            v.as_ref()
+                .map(|v| sorted(&v.segments, sort.get()))
+                .unwrap_or_default()
+        })
+    });
+    let measure = move || {
+        if let Some(el) = scroller.get_untracked() {
+            viewport.set(el.client_height() as f64);
+            scroll_top.set(el.scroll_top() as f64);
+        }
+    };
+    // A new device or file starts at the top.
+    Effect::new(move |_| {
+        state.segments.track();
+        if let Some(el) = scroller.get() {
+            el.set_scroll_top(0);
+        }
+        measure();
+    });
+    let _ = window_event_listener(leptos::ev::resize, move |_| measure());
+
+    let rows = move || {
+        let Some(view) = state.segments.get() else {
+            return Vec::new();
+        };
+        let order = order.get();
+        let first = ((scroll_top.get() / ROW) as usize).saturating_sub(OVERSCAN);
+        let last = (((scroll_top.get() + viewport.get()) / ROW).ceil() as usize + OVERSCAN)
+            .min(order.len());
+        let max = view.segments.iter().map(|s| s.total_size).max().unwrap_or(1).max(1);
+        let w = width.get();
+        (first.min(last)..last)
+            .map(|rank| RowKey {
+                view: view.clone(),
+                rank,
+                segment: order[rank],
+                max,
+                width: w,
+            })
+            .collect::<Vec<_>>()
+    };
+
+    let counts = move || {
+        state
+            .segments
+            .with(|v| v.as_ref().map(|v| (v.segments.len(), v.block_count())))
+            .unwrap_or((0, 0))
+    };
+
+    view! {
+        <section class="panel segment-view" data-testid="segment-view"
+            data-segments=move || counts().0.to_string()
+            data-blocks=move || counts().1.to_string()>
+            <div class="panel-head">
+                <h2>"Segments"</h2>
+                <span class="muted">{move || {
+                    let (s, b) = counts();
+                    format!("{s} segments, {b} blocks")
+                }}</span>
+                <span class="spacer"></span>
+                <label class="control">"Sort "
+                    <select data-testid="segment-sort" on:change=move |e| sort.set(match event_target_value(&e).as_str() {
+                        "address" => SortBy::Address,
+                        "stream" => SortBy::Stream,
+                        _ => SortBy::Size,
+                    })>
+                        <option value="size">"by size"</option>
+                        <option value="address">"by address"</option>
+                        <option value="stream">"by stream"</option>
+                    </select>
+                </label>
+                <label class="control">"Bars "
+                    <select data-testid="segment-width" on:change=move |e| width.set(match event_target_value(&e).as_str() {
+                        "fill" => Width::Fill,
+                        _ => Width::Shared,
+                    })>
+                        <option value="shared">"to one scale"</option>
+                        <option value="fill">"full width"</option>
+                    </select>
+                </label>
+            </div>
+            <Legend/>
+            <div class="seg-scroll" node_ref=scroller on:scroll=move |_| measure()>
+                {move || state.segments.with(|v| v.is_none()).then(|| view! {
+                    <p class="empty muted">"Open a snapshot to see its segments."</p>
+                })}
+                <div class="seg-canvas" style:height=move || format!("{}px", order.with(|o| o.len()) as f64 * ROW)>
+                    <For each=rows key=|k| k.key() let:k>
+                        <SegmentRow key=k/>
+                    </For>
+                </div>
+            </div>
+        </section>
+    }
+}
+
+fn sorted(segments: &[SegmentVm], by: SortBy) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..segments.len()).collect();
+    match by {
+        SortBy::Size => idx.sort_by_key(|&i| (std::cmp::Reverse(segments[i].total_size), segments[i].address)),
+        SortBy::Address => idx.sort_by_key(|&i| segments[i].address),
+        SortBy::Stream => idx.sort_by_key(|&i| (segments[i].stream, segments[i].address)),
+    }
+    idx
+}
+
+/// One visible row and everything its drawing depends on (so the keyed list redraws it when
+/// any of that changes).
+#[derive(Clone)]
+struct RowKey {
+    view: Arc<SegmentsView>,
+    rank: usize,
+    segment: usize,
+    max: u64,
+    width: Width,
+}
+
+impl RowKey {
+    fn key(&self) -> (usize, usize, usize, u64, bool) {
+        (
+            Arc::as_ptr(&self.view) as usize,
+            self.rank,
+            self.segment,
+            self.max,
+            self.width == Width::Fill,
+        )
+    }
+}
+
+#[component]
+fn SegmentRow(key: RowKey) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let RowKey {
+        view,
+        rank,
+        segment,
+        max,
+        width,
+    } = key;
+    let seg = &view.segments[segment];
+    let total = seg.total_size.max(1) as f64;
+    let bar_width = match width {
+        Width::Shared => (seg.total_size as f64 / max as f64 * 100.0).max(0.5),
+        Width::Fill => 100.0,
+    };
+    let blocks = seg
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let left = (b.offset as f64 / total * 100.0).min(100.0);
+            let w = (b.size as f64 / total * 100.0).min(100.0 - left);
+            let hover = Hover::Block { segment, block: i };
+            view! {
+                <div class=format!("block {}", b.state.as_str())
+                    data-testid="block"
+                    data-size=b.size.to_string()
+                    data-state=b.state.as_str()
+                    data-address=(seg.address + b.offset).to_string()
+                    style=format!("left:{left:.4}%;width:{w:.4}%")
+                    class:hovered=move || state.hover.get() == Some(hover)
+                    on:mouseenter=move |_| state.hover.set(Some(hover))></div>
+            }
+        })
+        .collect_view();
+    let tags = format!(
+        "stream {}{}{}",
+        seg.stream,
+        seg.pool.as_deref().map(|p| format!(" · {p}")).unwrap_or_default(),
+        if seg.expandable { " · expandable" } else { "" }
+    );
+    view! {
+        <div class="seg-row" style=format!("top:{}px", rank as f64 * ROW)>
+            <div class="seg-label" title=tags.clone()
+                on:mouseenter=move |_| state.hover.set(Some(Hover::Segment { segment }))>
+                <span class="addr">{format::address(seg.address)}</span>
+                <span class="size">{format::bytes(seg.total_size)}</span>
+            </div>
+            <div class="seg-track">
+                <div class="segment" data-testid="segment"
+                    data-address=seg.address.to_string()
+                    data-total-size=seg.total_size.to_string()
+                    style=format!("width:{bar_width:.4}%")>
+                    {blocks}
+                </div>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn Legend() -> impl IntoView {
+    view! {
+        <div class="legend">
+            <span><i class="swatch active_allocated"></i>"allocated"</span>
+            <span><i class="swatch active_pending_free"></i>"freed, pending stream events"</span>
+            <span><i class="swatch inactive"></i>"free (cached hole)"</span>
+            <span><i class="swatch unmapped"></i>"not covered by a block"</span>
+        </div>
+    }
+}

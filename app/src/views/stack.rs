@@ -1,0 +1,96 @@
+//! Stack panel: what the pointer is over in the segment view, and where it was allocated.
+
+use leptos::prelude::*;
+
+use crate::format;
+use crate::protocol::SegmentsView;
+use crate::state::{AppState, Hover};
+use crate::views::analysis_state::Analysis;
+
+#[component]
+pub fn StackPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    // What the analysis views picked (a timeline band, a row) shows when no block is hovered.
+    let analysis = use_context::<Analysis>();
+    let details = move || {
+        let hovered = state.segments.get().zip(state.hover.get()).map(|(view, hover)| {
+            let (facts, frames, caption) = describe(&view, hover);
+            let facts: Vec<(String, String)> = facts.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            (facts, frames, caption.to_string())
+        });
+        hovered.or_else(|| {
+            analysis
+                .and_then(|a| a.picked.get())
+                .map(|p| (p.facts, p.frames, p.caption))
+        })
+    };
+    view! {
+        <section class="panel stack-panel">
+            <h2>"Details"</h2>
+            <div data-testid="stack" class="stack">
+                {move || match details() {
+                    Some((facts, frames, caption)) => view! {
+                        <dl class="facts">
+                            {facts.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+                        </dl>
+                        <h3>{caption}</h3>
+                        {if frames.is_empty() {
+                            view! { <p class="muted">"No stack was recorded (record_memory_history was off or context=None)."</p> }.into_any()
+                        } else {
+                            view! {
+                                <ol class="frames">
+                                    {frames.into_iter().map(|f| view! { <li class="frame">{f}</li> }).collect_view()}
+                                </ol>
+                            }.into_any()
+                        }}
+                    }.into_any(),
+                    None => view! { <p class="muted">"Hover a block to see its size, state and stack."</p> }.into_any(),
+                }}
+            </div>
+        </section>
+    }
+}
+
+type Described = (Vec<(&'static str, String)>, Vec<String>, &'static str);
+
+fn describe(view: &SegmentsView, hover: Hover) -> Described {
+    let frames = |stack: Option<u32>| {
+        stack
+            .map(|s| view.frames_of(s).map(|f| f.to_string()).collect())
+            .unwrap_or_default()
+    };
+    let exact = |n: u64| format!("{} ({n} B)", format::bytes(n));
+    match hover {
+        Hover::Block { segment, block } => {
+            let Some(seg) = view.segments.get(segment) else {
+                return (Vec::new(), Vec::new(), "");
+            };
+            let Some(b) = seg.blocks.get(block) else {
+                return (Vec::new(), Vec::new(), "");
+            };
+            let mut facts = vec![
+                ("Block", format::address(seg.address + b.offset)),
+                ("Size", exact(b.size)),
+            ];
+            if let Some(r) = b.requested_size {
+                facts.push(("Requested", exact(r)));
+            }
+            facts.push(("State", b.state.as_str().to_string()));
+            facts.push(("Segment", format!("{} ({})", format::address(seg.address), format::bytes(seg.total_size))));
+            (facts, frames(b.stack), "Allocated at")
+        }
+        Hover::Segment { segment } => {
+            let Some(seg) = view.segments.get(segment) else {
+                return (Vec::new(), Vec::new(), "");
+            };
+            let facts = vec![
+                ("Segment", format::address(seg.address)),
+                ("Size", exact(seg.total_size)),
+                ("Stream", seg.stream.to_string()),
+                ("Pool", seg.pool.clone().unwrap_or_else(|| "unknown".into())),
+                ("Blocks", seg.blocks.len().to_string()),
+            ];
+            (facts, frames(seg.stack), "Reserved (cudaMalloc) at")
+        }
+    }
+}

@@ -1,0 +1,535 @@
+//! Timeline: allocated and reserved bytes over the range filter's entries, each large
+//! allocation a band stacked as in MemoryViz's Active Memory Timeline, the peak marked.
+//! The worker sends one LOD point and one band column per pixel for the visible range, so
+//! drawing costs the same at a million entries as at a thousand. Wheel zooms around the pointer,
+//! drag pans, double-click shows the whole trace; hovering or clicking a band shows it in the
+//! stack panel.
+
+use std::sync::Arc;
+
+use leptos::html;
+use leptos::prelude::*;
+use wasm_bindgen::{Clamped, JsCast};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
+
+use super::analysis_state::{entries, range, time_label, Analysis, Picked};
+use crate::analysis_protocol::{AllocationView, EntryRange, TimelineRequest, TimelineView};
+use crate::format;
+use crate::protocol::{Request, Response};
+use crate::state::AppState;
+
+const HEIGHT: f64 = 260.0;
+/// Plot margins: y labels on the left, x labels below.
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 10.0;
+const TOP: f64 = 12.0;
+const BOTTOM: f64 = 22.0;
+/// Zooming in stops at this many entries across the plot.
+const MIN_SPAN: u64 = 16;
+
+#[derive(Clone, Copy)]
+struct Drag {
+    x: f64,
+    range: EntryRange,
+    moved: bool,
+}
+
+#[component]
+pub fn Timeline() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let an = expect_context::<Analysis>();
+    let canvas = NodeRef::<html::Canvas>::new();
+    let data = RwSignal::new(None::<Arc<TimelineView>>);
+    let width = RwSignal::new(0.0f64);
+    let hovered = RwSignal::new(None::<u32>);
+    let drag = StoredValue::new(None::<Drag>);
+    // One request in flight; a newer wish replaces the queued one (zooming stays responsive).
+    let in_flight = StoredValue::new(false);
+    let queued = StoredValue::new(None::<TimelineRequest>);
+
+    let measure = move || {
+        if let Some(c) = canvas.get_untracked() {
+            let w = c
+                .parent_element()
+                .map(|p| p.client_width() as f64)
+                .unwrap_or(800.0);
+            width.set(w.max(200.0));
+        }
+    };
+    let _ = window_event_listener(leptos::ev::resize, move |_| measure());
+
+    fn send(
+        state: AppState,
+        data: RwSignal<Option<Arc<TimelineView>>>,
+        in_flight: StoredValue<bool>,
+        queued: StoredValue<Option<TimelineRequest>>,
+        req: TimelineRequest,
+    ) {
+        if in_flight.get_value() {
+            queued.set_value(Some(req));
+            return;
+        }
+        in_flight.set_value(true);
+        state.request(Request::Timeline(req), None, move |r| {
+            in_flight.set_value(false);
+            match r {
+                Response::Timeline(v) if state.device.get_untracked() == Some(v.device) => {
+                    data.set(Some(Arc::new(v)))
+                }
+                Response::Failed { message } => state.load_error.set(Some(message)),
+                _ => {}
+            }
+            if let Some(next) = queued.try_update_value(|q| q.take()).flatten() {
+                send(state, data, in_flight, queued, next);
+            }
+        });
+    }
+
+    // Ask for the visible range whenever the device, range or size changes.
+    Effect::new(move |_| {
+        if width.get() == 0.0 {
+            measure();
+        }
+        let Some(device) = state.device.get() else {
+            data.set(None);
+            return;
+        };
+        let r = range(&state, &an);
+        let w = width.get();
+        if w == 0.0 {
+            return;
+        }
+        let req = TimelineRequest {
+            device,
+            range: r,
+            width: (w - LEFT - RIGHT).max(1.0) as u32,
+            height: (HEIGHT - TOP - BOTTOM) as u32,
+        };
+        send(state, data, in_flight, queued, req);
+    });
+
+    // Redraw on new data, the slider's entry, or a new hover.
+    Effect::new(move |_| {
+        let v = data.get();
+        let cursor = an.cursor.get();
+        let hover = hovered.get();
+        let w = width.get();
+        if let Some(c) = canvas.get() {
+            draw(&c, w, v.as_deref(), cursor, hover);
+        }
+    });
+
+    // Pointer position -> (entry index, bytes) under it.
+    let at = move |x: f64, y: f64| -> Option<(u64, u64)> {
+        let v = data.get_untracked()?;
+        let plot_w = width.get_untracked() - LEFT - RIGHT;
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        let fx = (x - LEFT) / plot_w;
+        let fy = (TOP + plot_h - y) / plot_h;
+        if !(0.0..1.0).contains(&fx) || !(0.0..=1.0).contains(&fy) {
+            return None;
+        }
+        let index = v.range.start + (fx * v.range.len() as f64) as u64;
+        Some((index, (fy * v.y_max as f64) as u64))
+    };
+    let band_at = move |x: f64, y: f64| -> Option<u32> {
+        let (index, bytes) = at(x, y)?;
+        let v = data.get_untracked()?;
+        let col = v.column_at(index)?;
+        v.hit(col, bytes)
+    };
+    let show = move |alloc: u32, sticky: bool| {
+        let Some(device) = state.device.get_untracked() else { return };
+        if !sticky && hovered.get_untracked() == Some(alloc) {
+            return;
+        }
+        hovered.set(Some(alloc));
+        state.request(Request::Allocation { device, alloc }, None, move |r| {
+            if let Response::Allocation(a) = r {
+                if hovered.get_untracked() == Some(a.alloc) {
+                    an.pick(&state, describe(&a));
+                }
+            }
+        });
+    };
+
+    let on_wheel = move |e: leptos::ev::WheelEvent| {
+        let n = entries(&state);
+        if n == 0 {
+            return;
+        }
+        e.prevent_default();
+        let r = range(&state, &an);
+        let plot_w = width.get_untracked() - LEFT - RIGHT;
+        let fx = ((e.offset_x() as f64 - LEFT) / plot_w).clamp(0.0, 1.0);
+        let pivot = r.start as f64 + fx * r.len() as f64;
+        let factor = if e.delta_y() > 0.0 { 1.25 } else { 0.8 };
+        let span = ((r.len() as f64 * factor).round() as u64).clamp(MIN_SPAN.min(n), n);
+        let start = (pivot - fx * span as f64).round().max(0.0) as u64;
+        let start = start.min(n - span);
+        an.range.set(Some(EntryRange {
+            start,
+            end: start + span,
+        }));
+    };
+    let on_down = move |e: leptos::ev::MouseEvent| {
+        drag.set_value(Some(Drag {
+            x: e.offset_x() as f64,
+            range: range(&state, &an),
+            moved: false,
+        }));
+    };
+    let on_move = move |e: leptos::ev::MouseEvent| {
+        let (x, y) = (e.offset_x() as f64, e.offset_y() as f64);
+        if let Some(mut d) = drag.get_value().filter(|_| e.buttons() & 1 == 1) {
+            let n = entries(&state);
+            let dx = x - d.x;
+            if dx.abs() >= 3.0 {
+                d.moved = true;
+                drag.set_value(Some(d));
+            }
+            if d.moved && n > 0 {
+                let plot_w = width.get_untracked() - LEFT - RIGHT;
+                let shift = (dx / plot_w * d.range.len() as f64).round() as i64;
+                let span = d.range.len();
+                let start = (d.range.start as i64 - shift).clamp(0, (n - span) as i64) as u64;
+                an.range.set(Some(EntryRange {
+                    start,
+                    end: start + span,
+                }));
+            }
+            return;
+        }
+        if let Some(alloc) = band_at(x, y) {
+            show(alloc, false);
+        }
+    };
+    let on_up = move |e: leptos::ev::MouseEvent| {
+        let d = drag.get_value();
+        drag.set_value(None);
+        if d.is_some_and(|d| !d.moved) {
+            if let Some(alloc) = band_at(e.offset_x() as f64, e.offset_y() as f64) {
+                show(alloc, true);
+            }
+        }
+    };
+
+    view! {
+        <section class="panel timeline-panel">
+            <div class="panel-head">
+                <h2>"Timeline"</h2>
+                <RangeFilter/>
+            </div>
+            <div class="legend">
+                <span><i class="swatch line-reserved"></i>"reserved"</span>
+                <span><i class="swatch band"></i>"allocations (one band each)"</span>
+                <span><i class="swatch small"></i>"smaller allocations, summed"</span>
+                <span><i class="swatch line-peak"></i>"peak"</span>
+                <span><i class="swatch line-cursor"></i>"state slider"</span>
+                <span class="muted">"wheel: zoom · drag: pan · double-click: whole trace"</span>
+            </div>
+            <div class="timeline-wrap">
+                <canvas data-testid="timeline" node_ref=canvas height=HEIGHT
+                    data-ready=move || data.with(|d| d.is_some()).to_string()
+                    data-bands=move || data.with(|d| d.as_ref().map_or(0, |d| d.band_sizes.len())).to_string()
+                    on:wheel=on_wheel
+                    on:mousedown=on_down
+                    on:mousemove=on_move
+                    on:mouseup=on_up
+                    on:mouseleave=move |_| drag.set_value(None)
+                    on:dblclick=move |_| an.range.set(None)></canvas>
+            </div>
+            {move || data.get().and_then(|v| v.peak.clone().map(|p| {
+                let total = p.allocated.max(1);
+                let shown: u64 = p.groups.iter().map(|g| g.bytes).sum();
+                let other = p.allocated.saturating_sub(shown);
+                view! {
+                    <div class="peak" data-testid="peak" data-index=p.index.to_string()
+                        data-allocated=p.allocated.to_string()>
+                        <h3>{format!(
+                            "Peak of this range: {} allocated, {} reserved, after entry {}{} — {} live allocations",
+                            format::bytes(p.allocated), format::bytes(p.reserved), p.index,
+                            time_label(p.time_us, v.start_time_us).map(|t| format!(" ({t})")).unwrap_or_default(),
+                            p.live_allocations)}</h3>
+                        <ul class="shares">
+                            {p.groups.into_iter().map(|g| {
+                                let pct = g.bytes as f64 * 100.0 / total as f64;
+                                view! {
+                                    <li>
+                                        <span class="share-bar"><i style=format!("width:{pct:.1}%")></i></span>
+                                        <span class="share-bytes">{format::bytes(g.bytes)}</span>
+                                        <span class="share-label" title=g.label.clone()>{format!("{} ({}×)", g.label, g.count)}</span>
+                                    </li>
+                                }
+                            }).collect_view()}
+                            {(other > 0).then(|| view! {
+                                <li class="muted"><span class="share-bar"></span>
+                                    <span class="share-bytes">{format::bytes(other)}</span>
+                                    <span class="share-label">"other frames"</span></li>
+                            })}
+                        </ul>
+                    </div>
+                }
+            }))}
+        </section>
+    }
+}
+
+/// The shared range filter: entry inputs, times, and a reset.
+#[component]
+fn RangeFilter() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let an = expect_context::<Analysis>();
+    let set = move |start: Option<u64>, end: Option<u64>| {
+        let n = entries(&state);
+        let r = range(&state, &an);
+        let s = start.unwrap_or(r.start).min(n);
+        let e = end.unwrap_or(r.end).min(n);
+        if e > s {
+            an.range.set(Some(EntryRange { start: s, end: e }));
+        }
+    };
+    view! {
+        <div class="range-filter" data-testid="range-filter"
+            data-start=move || range(&state, &an).start.to_string()
+            data-end=move || range(&state, &an).end.to_string()>
+            <label class="control">"entries "
+                <input type="number" min="0" data-testid="range-start"
+                    prop:value=move || range(&state, &an).start.to_string()
+                    on:change=move |e| set(event_target_value(&e).parse().ok(), None)/>
+            </label>
+            <label class="control">" to "
+                <input type="number" min="1" data-testid="range-end"
+                    prop:value=move || range(&state, &an).end.to_string()
+                    on:change=move |e| set(None, event_target_value(&e).parse().ok())/>
+            </label>
+            <span class="muted">{move || format!("of {}", entries(&state))}</span>
+            <button class="button small" data-testid="range-reset" on:click=move |_| an.range.set(None)>"Whole trace"</button>
+        </div>
+    }
+}
+
+fn describe(a: &AllocationView) -> Picked {
+    let exact = |n: u64| format!("{} ({n} B)", format::bytes(n));
+    let mut facts = vec![
+        ("Allocation".to_string(), format::address(a.addr)),
+        ("Size".to_string(), exact(a.size)),
+        ("Requested".to_string(), exact(a.requested)),
+    ];
+    let from = if a.allocated_in_trace {
+        a.start.to_string()
+    } else {
+        "before the trace".to_string()
+    };
+    let to = if a.freed_in_trace {
+        a.end.to_string()
+    } else {
+        "after the trace (still live)".to_string()
+    };
+    facts.push((
+        "Lifetime".to_string(),
+        format!("entries {from} → {to} ({} entries)", a.end.saturating_sub(a.start)),
+    ));
+    if let (Some(t0), Some(t1)) = (a.start_time_us, a.end_time_us) {
+        facts.push((
+            "Time".to_string(),
+            time_label(Some(t1), Some(t0)).unwrap_or_default(),
+        ));
+    }
+    if let Some(s) = a.stream {
+        facts.push(("Stream".to_string(), s.to_string()));
+    }
+    Picked {
+        facts,
+        caption: "Allocated at".to_string(),
+        frames: a.frames.clone(),
+    }
+}
+
+/// A stable colour per allocation (golden-angle hues, as MemoryViz spreads them).
+fn colour(alloc: u32) -> [u8; 3] {
+    let h = (alloc as f64 * 137.508) % 360.0;
+    hsl(h, 0.55, 0.62)
+}
+
+fn hsl(h: f64, s: f64, l: f64) -> [u8; 3] {
+    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
+    let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+    let m = l - c / 2.0;
+    let (r, g, b) = match (h / 60.0) as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let f = |v: f64| ((v + m) * 255.0).round() as u8;
+    [f(r), f(g), f(b)]
+}
+
+fn css_var(el: &HtmlCanvasElement, name: &str, fallback: &str) -> String {
+    window()
+        .get_computed_style(el)
+        .ok()
+        .flatten()
+        .and_then(|s| s.get_property_value(name).ok())
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| fallback.to_string())
+}
+
+fn draw(
+    canvas: &HtmlCanvasElement,
+    width: f64,
+    v: Option<&TimelineView>,
+    cursor: Option<u64>,
+    hover: Option<u32>,
+) {
+    if width <= 0.0 {
+        return;
+    }
+    canvas.set_width(width as u32);
+    canvas.set_height(HEIGHT as u32);
+    let Some(ctx) = canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+    else {
+        return;
+    };
+    let text = css_var(canvas, "--text", "#1d2330");
+    let muted = css_var(canvas, "--muted", "#677083");
+    let grid = css_var(canvas, "--border", "#d9dde3");
+    let accent = css_var(canvas, "--accent", "#2f6fde");
+    ctx.clear_rect(0.0, 0.0, width, HEIGHT);
+    ctx.set_font("11px system-ui, sans-serif");
+    let plot_w = (width - LEFT - RIGHT).max(1.0);
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let Some(v) = v.filter(|v| !v.range.is_empty()) else {
+        ctx.set_fill_style_str(&muted);
+        ctx.fill_text("No trace entries: this file has no allocation history.", LEFT, TOP + plot_h / 2.0)
+            .ok();
+        return;
+    };
+    let y_max = v.y_max.max(1) as f64;
+    let span = v.range.len().max(1) as f64;
+    let x_of = |i: u64| LEFT + (i.saturating_sub(v.range.start)) as f64 / span * plot_w;
+    let y_of = |b: u64| TOP + plot_h - b as f64 / y_max * plot_h;
+
+    // Grid and y labels.
+    ctx.set_stroke_style_str(&grid);
+    ctx.set_line_width(1.0);
+    ctx.set_fill_style_str(&muted);
+    ctx.set_text_align("right");
+    for k in 0..=4 {
+        let b = (y_max * k as f64 / 4.0) as u64;
+        let y = y_of(b).round() + 0.5;
+        ctx.begin_path();
+        ctx.move_to(LEFT, y);
+        ctx.line_to(LEFT + plot_w, y);
+        ctx.stroke();
+        ctx.fill_text(&format::bytes(b), LEFT - 6.0, y + 4.0).ok();
+    }
+
+    // Bands, written as pixels: the cost is columns × bands, never entries.
+    let (pw, ph) = (plot_w as usize, plot_h as usize);
+    let mut px = vec![0u8; pw * ph * 4];
+    let mut paint = |x0: usize, x1: usize, top: f64, bottom: f64, rgb: [u8; 3], alpha: u8| {
+        let r0 = (top.max(0.0) as usize).min(ph);
+        let r1 = (bottom.ceil().max(0.0) as usize).min(ph).max(r0 + 1).min(ph);
+        for row in r0..r1 {
+            for x in x0..x1.min(pw) {
+                let o = (row * pw + x) * 4;
+                px[o..o + 4].copy_from_slice(&[rgb[0], rgb[1], rgb[2], alpha]);
+            }
+        }
+    };
+    let to_row = |b: u64| plot_h - b as f64 / y_max * plot_h;
+    for col in &v.columns {
+        let x0 = ((col.start - v.range.start) as f64 / span * plot_w) as usize;
+        let x1 = (((col.end - v.range.start) as f64 / span * plot_w) as usize).max(x0 + 1);
+        let mut top = 0;
+        for cell in v.cells(col) {
+            let rgb = if hover == Some(cell.alloc) {
+                [30, 30, 30]
+            } else {
+                colour(cell.alloc)
+            };
+            paint(x0, x1, to_row(cell.y1), to_row(cell.y0), rgb, 255);
+            top = cell.y1;
+        }
+        if col.small_max > 0 {
+            paint(x0, x1, to_row(top + col.small_max), to_row(top), [150, 158, 172], 150);
+        }
+    }
+    if let Ok(img) = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), pw as u32, ph as u32) {
+        ctx.put_image_data(&img, LEFT, TOP).ok();
+    }
+
+    // Reserved (its max per column) as a step line over the bands.
+    ctx.set_stroke_style_str(&text);
+    ctx.set_line_width(1.5);
+    ctx.begin_path();
+    for (k, p) in v.reserved.iter().enumerate() {
+        let (x0, x1, y) = (x_of(p.start), x_of(p.end), y_of(p.max));
+        if k == 0 {
+            ctx.move_to(x0, y);
+        } else {
+            ctx.line_to(x0, y);
+        }
+        ctx.line_to(x1, y);
+    }
+    ctx.stroke();
+
+    // The peak inside the range.
+    if let Some(p) = &v.peak {
+        let x = x_of(p.index).round() + 0.5;
+        ctx.set_stroke_style_str("#d33c2f");
+        ctx.set_line_width(1.0);
+        ctx.set_line_dash(&js_sys::Array::of2(&4.into(), &3.into())).ok();
+        ctx.begin_path();
+        ctx.move_to(x, TOP);
+        ctx.line_to(x, TOP + plot_h);
+        ctx.stroke();
+        ctx.set_line_dash(&js_sys::Array::new()).ok();
+        ctx.set_fill_style_str("#d33c2f");
+        let label = format!("peak {}", format::bytes(p.allocated));
+        let right = x > LEFT + plot_w * 0.8;
+        ctx.set_text_align(if right { "right" } else { "left" });
+        ctx.fill_text(&label, if right { x - 4.0 } else { x + 4.0 }, TOP + 10.0)
+            .ok();
+    }
+
+    // The state slider's entry.
+    if let Some(c) = cursor.filter(|c| *c >= v.range.start && *c <= v.range.end) {
+        let x = x_of(c).round() + 0.5;
+        ctx.set_stroke_style_str(&accent);
+        ctx.set_line_width(2.0);
+        ctx.begin_path();
+        ctx.move_to(x, TOP);
+        ctx.line_to(x, TOP + plot_h);
+        ctx.stroke();
+    }
+
+    // X labels: the range's first and last entries, with times when recorded.
+    ctx.set_fill_style_str(&muted);
+    let with_time = |i: u64, t: Option<i64>| match time_label(t, v.start_time_us) {
+        Some(t) => format!("entry {i} · +{t}"),
+        None => format!("entry {i}"),
+    };
+    ctx.set_text_align("left");
+    ctx.fill_text(&with_time(v.range.start, v.start_time_us), LEFT, HEIGHT - 6.0)
+        .ok();
+    ctx.set_text_align("right");
+    ctx.fill_text(&with_time(v.range.end, v.end_time_us), LEFT + plot_w, HEIGHT - 6.0)
+        .ok();
+    ctx.set_text_align("center");
+    ctx.fill_text(
+        &format!("{} entries shown", v.range.len()),
+        LEFT + plot_w / 2.0,
+        HEIGHT - 6.0,
+    )
+    .ok();
+}

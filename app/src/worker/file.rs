@@ -1,0 +1,32 @@
+//! Reading a picked or dropped `File` in the worker, in slices, reporting progress.
+
+use js_sys::Uint8Array;
+use web_sys::{File, FileReaderSync};
+
+use super::{js_error, progress};
+use crate::protocol::{RequestId, Stage};
+
+/// Slices this size keep progress moving without many round trips.
+const SLICE: f64 = 8.0 * 1024.0 * 1024.0;
+
+pub fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
+    let name = file.name();
+    let fail = |e| format!("{name}: could not read the file: {}", js_error(e));
+    let reader = FileReaderSync::new().map_err(fail)?;
+    let total = file.size();
+    let mut out = Vec::with_capacity(total as usize);
+    let mut start = 0.0;
+    progress(id, Stage::Reading, 0, Some(total as u64));
+    while start < total {
+        let end = (start + SLICE).min(total);
+        let blob = file.slice_with_f64_and_f64(start, end).map_err(fail)?;
+        let buffer = reader.read_as_array_buffer(&blob).map_err(fail)?;
+        let chunk = Uint8Array::new(&buffer);
+        let at = out.len();
+        out.resize(at + chunk.length() as usize, 0);
+        chunk.copy_to(&mut out[at..]);
+        start = end;
+        progress(id, Stage::Reading, out.len() as u64, Some(total as u64));
+    }
+    Ok(out)
+}

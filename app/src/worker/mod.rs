@@ -1,0 +1,140 @@
+//! The worker side: receives requests, keeps the open snapshot, posts responses.
+//! Everything here runs in a `DedicatedWorkerGlobalScope`, so parsing never blocks the page.
+
+mod fetch;
+mod file;
+
+use std::cell::RefCell;
+
+use js_sys::{Array, Uint8Array};
+use memsnap_core::snapshot::Snapshot;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use crate::protocol::{decode, encode, Envelope, Progress, Request, RequestId, Response, Stage};
+use crate::viewmodel::{answer, file_summary, Analyses};
+
+thread_local! {
+    /// The open snapshot. A failed open leaves it as it was.
+    static OPEN: RefCell<Option<Snapshot>> = const { RefCell::new(None) };
+    /// What the analysis views reuse for the open snapshot (timelines, state histories).
+    static CACHE: RefCell<Analyses> = RefCell::new(Analyses::new());
+}
+
+pub fn start() {
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(on_message);
+    scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // The handler lives as long as the worker.
+    on_message.forget();
+    post(0, &Response::Ready);
+}
+
+fn scope() -> DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+/// Posts one response; its buffer is transferred, not copied.
+pub(crate) fn post(id: RequestId, response: &Response) {
+    let bytes = Uint8Array::from(encode(id, response).as_slice());
+    let message = Array::of1(&bytes);
+    let transfer = Array::of1(&bytes.buffer());
+    if let Err(e) = scope().post_message_with_transfer(&message, &transfer) {
+        web_sys::console::error_2(&"memsnap worker: postMessage failed".into(), &e);
+    }
+}
+
+pub(crate) fn progress(id: RequestId, stage: Stage, done: u64, total: Option<u64>) {
+    post(id, &Response::Progress(Progress { stage, done, total }));
+}
+
+pub(crate) fn js_error(e: JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+fn on_message(event: MessageEvent) {
+    let data = event.data();
+    let bytes = Array::from(&data).get(0);
+    let Some(bytes) = bytes.dyn_ref::<Uint8Array>() else {
+        return post(
+            0,
+            &Response::Failed {
+                message: "malformed worker message: no bytes".into(),
+            },
+        );
+    };
+    let Envelope { id, body } = match decode::<Request>(&bytes.to_vec()) {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            return post(
+                0,
+                &Response::Failed {
+                    message: e.to_string(),
+                },
+            )
+        }
+    };
+    match body {
+        Request::OpenFile { name, .. } => {
+            let result = Array::from(&data)
+                .get(1)
+                .dyn_into::<web_sys::File>()
+                .map_err(|_| "no file came with the open request".to_string())
+                .and_then(|f| file::read_all(id, &f));
+            match result {
+                Ok(bytes) => open(id, &name, bytes),
+                Err(message) => post(id, &Response::Failed { message }),
+            }
+        }
+        Request::OpenUrl { url } => wasm_bindgen_futures::spawn_local(async move {
+            match fetch::read_all(id, &url).await {
+                Ok(bytes) => open(id, &fetch::file_name(&url), bytes),
+                Err(message) => post(id, &Response::Failed { message }),
+            }
+        }),
+        other => {
+            let response = OPEN.with(|open| match &*open.borrow() {
+                Some(snapshot) => CACHE.with(|c| answer(snapshot, &mut c.borrow_mut(), &other)),
+                None => Response::Failed {
+                    message: "no snapshot is open".into(),
+                },
+            });
+            post(id, &response);
+        }
+    }
+}
+
+/// Parses `bytes`; on success the result replaces the open snapshot.
+fn open(id: RequestId, name: &str, bytes: Vec<u8>) {
+    let size = bytes.len() as u64;
+    progress(id, Stage::Parsing, 0, Some(size));
+    let started = js_sys::Date::now();
+    // About a hundred reports per file: enough for a smooth bar, few enough to be free.
+    let step = (size / 100).max(1);
+    let mut reported = 0;
+    let parsed = memsnap_core::snapshot::read_with_progress(&bytes, &mut |done| {
+        if done >= reported + step {
+            reported = done;
+            progress(id, Stage::Parsing, done, Some(size));
+        }
+    });
+    let parse_ms = js_sys::Date::now() - started;
+    drop(bytes);
+    match parsed {
+        Ok(snapshot) => {
+            let summary = file_summary(&snapshot, name, size, parse_ms);
+            OPEN.with(|open| *open.borrow_mut() = Some(snapshot));
+            CACHE.with(|c| *c.borrow_mut() = Analyses::new());
+            post(id, &Response::Opened(summary));
+        }
+        Err(e) => post(
+            id,
+            &Response::Failed {
+                message: format!("{name}: not a snapshot memsnap can read: {e}"),
+            },
+        ),
+    }
+}
