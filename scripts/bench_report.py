@@ -3,7 +3,9 @@
 
 Inputs: criterion's output folder (read, analyses and replay benches), the JSON of
 scripts/bench_pickle.py (CPython pickle.loads on the same bytes), and hyperfine's JSON exports
-(whole commands, memsnap vs torch's _memory_viz.py). Medians throughout; MB = 10^6 bytes.
+(whole commands, memsnap vs torch's _memory_viz.py). Times are CPU time (thread CPU time for
+the in-process figures, user + system for whole commands), since the machines are shared;
+medians, except hyperfine's user/system, which are means. MB = 10^6 bytes.
 """
 
 import argparse
@@ -68,7 +70,7 @@ def main():
         what, name = os.path.basename(p)[len("hyperfine-"):-len(".json")].split("-", 1)
         with open(p) as f:
             results = json.load(f)["results"]
-        commands[(what, name)] = {r["command"]: r["median"] for r in results}
+        commands[(what, name)] = {r["command"]: r["user"] + r["system"] for r in results}
 
     rows = []  # (figure, memsnap, peer, ratio)
     checks = []
@@ -126,7 +128,8 @@ def main():
         "",
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end. "
-        "Medians; MB = 10^6 bytes; ratio = peer time / memsnap time (higher is better for memsnap).",
+        "CPU time (the machine is shared): thread CPU time in process (medians), user + system for "
+        "whole commands (means). MB = 10^6 bytes; ratio = peer time / memsnap time (higher is better for memsnap).",
         "",
         "| figure | memsnap | peer | ratio |",
         "| --- | --- | --- | --- |",

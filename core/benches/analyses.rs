@@ -3,6 +3,8 @@
 
 mod support;
 
+use support::cpu_time::ThreadCpuTime;
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -10,7 +12,7 @@ use memsnap_core::analysis::diagnosis::diagnose;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::read;
 
-fn analyses(c: &mut Criterion) {
+fn analyses(c: &mut Criterion<ThreadCpuTime>) {
     let files = support::real_fixtures();
     let Some((name, bytes)) = support::largest(&files) else {
         return;
@@ -32,5 +34,9 @@ fn analyses(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, analyses);
+criterion_group! {
+    name = benches;
+    config = support::criterion();
+    targets = analyses
+}
 criterion_main!(benches);

@@ -6,6 +6,8 @@
 
 mod support;
 
+use support::cpu_time::ThreadCpuTime;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -13,7 +15,12 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::read;
 
-fn read_files(c: &mut Criterion, group: &str, files: &[(String, Vec<u8>)], large: bool) {
+fn read_files(
+    c: &mut Criterion<ThreadCpuTime>,
+    group: &str,
+    files: &[(String, Vec<u8>)],
+    large: bool,
+) {
     let mut g = c.benchmark_group(group);
     if large {
         // Seconds per iteration: criterion's minimum of 10 samples is plenty.
@@ -41,13 +48,17 @@ fn read_files(c: &mut Criterion, group: &str, files: &[(String, Vec<u8>)], large
     g.finish();
 }
 
-fn real(c: &mut Criterion) {
+fn real(c: &mut Criterion<ThreadCpuTime>) {
     read_files(c, "real", &support::real_fixtures(), false);
 }
 
-fn large(c: &mut Criterion) {
+fn large(c: &mut Criterion<ThreadCpuTime>) {
     read_files(c, "large", &support::large_files(), true);
 }
 
-criterion_group!(benches, real, large);
+criterion_group! {
+    name = benches;
+    config = support::criterion();
+    targets = real, large
+}
 criterion_main!(benches);

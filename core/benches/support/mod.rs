@@ -2,7 +2,18 @@
 // Each bench binary uses a part of this module.
 #![allow(dead_code)]
 
+pub mod cpu_time;
+
 use std::path::{Path, PathBuf};
+
+use criterion::Criterion;
+
+use cpu_time::ThreadCpuTime;
+
+/// Criterion measuring thread CPU time (see [`cpu_time`]).
+pub fn criterion() -> Criterion<ThreadCpuTime> {
+    Criterion::default().with_measurement(ThreadCpuTime)
+}
 
 /// Real fixtures: `$MEMSNAP_REAL_FIXTURES`, else `<workspace>/../shared/fixtures/real`.
 pub fn real_fixtures() -> Vec<(String, Vec<u8>)> {
