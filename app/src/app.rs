@@ -7,8 +7,8 @@ use wasm_bindgen::JsCast;
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
-    Anomalies, Diagnostics, DevicePicker, FlameGraph, Insights, OpenPanel, SegmentView,
-    StackPanel, StateSlider, Timeline, WhatIf,
+    Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel, SegmentView, StackPanel,
+    StateSlider, Timeline, WhatIf,
 };
 
 #[component]

@@ -38,8 +38,8 @@ impl WorkerClient {
         on_progress: impl Fn(Progress) + 'static,
         on_fatal: impl Fn(String) + 'static,
     ) -> Result<WorkerClient, String> {
-        let worker = Worker::new(WORKER_SCRIPT)
-            .map_err(|e| format!("could not start the worker: {e:?}"))?;
+        let worker =
+            Worker::new(WORKER_SCRIPT).map_err(|e| format!("could not start the worker: {e:?}"))?;
         let client = WorkerClient {
             inner: Rc::new(RefCell::new(Inner {
                 worker: worker.clone(),
@@ -88,8 +88,17 @@ impl WorkerClient {
         }
     }
 
-    fn receive(&self, event: MessageEvent, on_progress: &dyn Fn(Progress), on_fatal: &dyn Fn(String)) {
-        let Some(bytes) = Array::from(&event.data()).get(0).dyn_into::<Uint8Array>().ok() else {
+    fn receive(
+        &self,
+        event: MessageEvent,
+        on_progress: &dyn Fn(Progress),
+        on_fatal: &dyn Fn(String),
+    ) {
+        let Some(bytes) = Array::from(&event.data())
+            .get(0)
+            .dyn_into::<Uint8Array>()
+            .ok()
+        else {
             return on_fatal("the worker sent a message without bytes".into());
         };
         let envelope = match decode::<Response>(&bytes.to_vec()) {

@@ -25,27 +25,49 @@ pub struct Envelope<T> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Request {
     /// Open the `File` sent alongside this message. On failure the open file stays open.
-    OpenFile { name: String, size: u64 },
+    OpenFile {
+        name: String,
+        size: u64,
+    },
     /// Fetch and open an absolute URL (the page resolves relative ones against its address).
-    OpenUrl { url: String },
+    OpenUrl {
+        url: String,
+    },
     /// Segments and blocks of one device, with the stacks their blocks reference.
-    Segments { device: i64 },
+    Segments {
+        device: i64,
+    },
     /// Byte totals of one device.
-    Diagnostics { device: i64 },
+    Diagnostics {
+        device: i64,
+    },
     // The analysis views (types in `analysis_protocol`).
     /// Series, bands and peak of an entry range at a pixel size.
     Timeline(TimelineRequest),
     /// One allocation of the timeline (index into the device's allocation list).
-    Allocation { device: i64, alloc: u32 },
+    Allocation {
+        device: i64,
+        alloc: u32,
+    },
     /// Segments before trace entry `index`.
-    StateAt { device: i64, index: u64 },
+    StateAt {
+        device: i64,
+        index: u64,
+    },
     WhatIf(WhatIfRequest),
     Flame(FlameRequest),
-    Anomalies { device: i64, range: EntryRange },
+    Anomalies {
+        device: i64,
+        range: EntryRange,
+    },
     /// Diagnostics additions: fragmentation, churn, pinning, peak frames, fixes, settings.
-    Insights { device: i64 },
+    Insights {
+        device: i64,
+    },
     /// Frames of a stack id named in a view model.
-    Stack { stack: u32 },
+    Stack {
+        stack: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,7 +88,9 @@ pub enum Response {
     Insights(InsightsView),
     Stack(StackView),
     /// The request could not be answered; `message` says why (for opens: the reader's error).
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

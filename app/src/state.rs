@@ -8,9 +8,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsValue;
 
 use crate::client::WorkerClient;
-use crate::protocol::{
-    DiagnosticsView, FileSummary, Progress, Request, Response, SegmentsView,
-};
+use crate::protocol::{DiagnosticsView, FileSummary, Progress, Request, Response, SegmentsView};
 
 /// A file being opened: shown with a progress bar until the worker answers.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,9 +11,8 @@ pub fn file_summary(snapshot: &Snapshot, name: &str, size: u64, parse_ms: f64) -
                 .segments
                 .iter()
                 .filter(|s| s.device.unwrap_or(0) == device);
-            let (segments, blocks) = segs.fold((0u64, 0u64), |(n, b), s| {
-                (n + 1, b + s.blocks.len() as u64)
-            });
+            let (segments, blocks) =
+                segs.fold((0u64, 0u64), |(n, b), s| (n + 1, b + s.blocks.len() as u64));
             let trace_entries = usize::try_from(device)
                 .map(|d| snapshot.trace(d).len() as u64)
                 .unwrap_or(0);

@@ -16,7 +16,10 @@ pub fn Diagnostics() -> impl IntoView {
             if d.reserved == 0 {
                 String::new()
             } else {
-                format!("{:.1}% of reserved", part as f64 * 100.0 / d.reserved as f64)
+                format!(
+                    "{:.1}% of reserved",
+                    part as f64 * 100.0 / d.reserved as f64
+                )
             }
         };
         Some(view! {

@@ -71,7 +71,13 @@ pub fn SegmentView() -> impl IntoView {
         let first = ((scroll_top.get() / ROW) as usize).saturating_sub(OVERSCAN);
         let last = (((scroll_top.get() + viewport.get()) / ROW).ceil() as usize + OVERSCAN)
             .min(order.len());
-        let max = view.segments.iter().map(|s| s.total_size).max().unwrap_or(1).max(1);
+        let max = view
+            .segments
+            .iter()
+            .map(|s| s.total_size)
+            .max()
+            .unwrap_or(1)
+            .max(1);
         let w = width.get();
         (first.min(last)..last)
             .map(|rank| RowKey {
@@ -141,7 +147,12 @@ pub fn SegmentView() -> impl IntoView {
 fn sorted(segments: &[SegmentVm], by: SortBy) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..segments.len()).collect();
     match by {
-        SortBy::Size => idx.sort_by_key(|&i| (std::cmp::Reverse(segments[i].total_size), segments[i].address)),
+        SortBy::Size => idx.sort_by_key(|&i| {
+            (
+                std::cmp::Reverse(segments[i].total_size),
+                segments[i].address,
+            )
+        }),
         SortBy::Address => idx.sort_by_key(|&i| segments[i].address),
         SortBy::Stream => idx.sort_by_key(|&i| (segments[i].stream, segments[i].address)),
     }
@@ -210,7 +221,10 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
     let tags = format!(
         "stream {}{}{}",
         seg.stream,
-        seg.pool.as_deref().map(|p| format!(" · {p}")).unwrap_or_default(),
+        seg.pool
+            .as_deref()
+            .map(|p| format!(" · {p}"))
+            .unwrap_or_default(),
         if seg.expandable { " · expandable" } else { "" }
     );
     view! {

@@ -13,11 +13,16 @@ pub fn StackPanel() -> impl IntoView {
     // What the analysis views picked (a timeline band, a row) shows when no block is hovered.
     let analysis = use_context::<Analysis>();
     let details = move || {
-        let hovered = state.segments.get().zip(state.hover.get()).map(|(view, hover)| {
-            let (facts, frames, caption) = describe(&view, hover);
-            let facts: Vec<(String, String)> = facts.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-            (facts, frames, caption.to_string())
-        });
+        let hovered = state
+            .segments
+            .get()
+            .zip(state.hover.get())
+            .map(|(view, hover)| {
+                let (facts, frames, caption) = describe(&view, hover);
+                let facts: Vec<(String, String)> =
+                    facts.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                (facts, frames, caption.to_string())
+            });
         hovered.or_else(|| {
             analysis
                 .and_then(|a| a.picked.get())
@@ -76,7 +81,14 @@ fn describe(view: &SegmentsView, hover: Hover) -> Described {
                 facts.push(("Requested", exact(r)));
             }
             facts.push(("State", b.state.as_str().to_string()));
-            facts.push(("Segment", format!("{} ({})", format::address(seg.address), format::bytes(seg.total_size))));
+            facts.push((
+                "Segment",
+                format!(
+                    "{} ({})",
+                    format::address(seg.address),
+                    format::bytes(seg.total_size)
+                ),
+            ));
             (facts, frames(b.stack), "Allocated at")
         }
         Hover::Segment { segment } => {

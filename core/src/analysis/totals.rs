@@ -102,7 +102,10 @@ mod tests {
         assert_eq!(d0.inactive, 4096 + 2048);
         assert_eq!(d0.largest_free, 4096);
         let d1 = device_totals(&s, 1);
-        assert_eq!((d1.segments, d1.largest_free, d1.allocated), (1, 1 << 30, 0));
+        assert_eq!(
+            (d1.segments, d1.largest_free, d1.allocated),
+            (1, 1 << 30, 0)
+        );
         assert_eq!(device_totals(&s, 7), DeviceTotals::default());
     }
 }
