@@ -3,3 +3,4 @@
 pub mod fixtures;
 pub mod memsnap_bin;
 pub mod python;
+pub mod web;

@@ -1,0 +1,144 @@
+//! A headless Chromium driven through Debian's chromedriver, one per test.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder};
+use hyper_util::client::legacy::connect::HttpConnector;
+
+/// Flags for a quiet, sandbox-free headless run. The background-networking ones matter: without
+/// them Chromium keeps retrying Google services and floods a machine with no outside network.
+const CHROMIUM_ARGS: &[&str] = &[
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--window-size=1440,900",
+];
+
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+    profile: PathBuf,
+}
+
+fn tool(env: &str, default: &str) -> PathBuf {
+    std::env::var_os(env)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(default))
+}
+
+impl Browser {
+    /// Starts chromedriver and a Chromium session. `None` after a loud warning when Chromium or
+    /// chromedriver is not installed (scripts/setup.sh installs both).
+    pub async fn start() -> Option<Browser> {
+        let chromium = tool("CHROMIUM", "/usr/bin/chromium");
+        let chromedriver = tool("CHROMEDRIVER", "/usr/bin/chromedriver");
+        if !chromium.is_file() || !chromedriver.is_file() {
+            eprintln!(
+                "WARNING: {} or {} not found: skipping the page test (scripts/setup.sh installs them)",
+                chromium.display(),
+                chromedriver.display()
+            );
+            return None;
+        }
+        let port = free_port();
+        let driver = Command::new(&chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", chromedriver.display()));
+        let profile =
+            std::env::temp_dir().join(format!("memsnap-chromium-{}-{port}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&profile);
+        // Dropping the partly built Browser kills the driver if anything below fails.
+        let mut browser = PartialBrowser {
+            driver: Some(driver),
+            profile: profile.clone(),
+        };
+        wait_for_port(port, Duration::from_secs(20));
+        let mut args: Vec<String> = CHROMIUM_ARGS.iter().map(|s| s.to_string()).collect();
+        args.push(format!("--user-data-dir={}", profile.display()));
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({ "binary": chromium, "args": args }),
+        );
+        let client = ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .unwrap_or_else(|e| panic!("starting a Chromium session through chromedriver: {e}"));
+        Some(Browser {
+            client,
+            driver: browser.driver.take()?,
+            profile,
+        })
+    }
+
+    /// Ends the session (Chromium exits), then the driver.
+    pub async fn close(self) {
+        let _ = self.client.clone().close().await;
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        remove_profile(&self.profile);
+    }
+}
+
+struct PartialBrowser {
+    driver: Option<Child>,
+    profile: PathBuf,
+}
+
+impl Drop for PartialBrowser {
+    fn drop(&mut self) {
+        if let Some(mut d) = self.driver.take() {
+            let _ = d.kill();
+            let _ = d.wait();
+            remove_profile(&self.profile);
+        }
+    }
+}
+
+fn remove_profile(p: &Path) {
+    // Chromium may still be writing for a moment after the session ends.
+    for _ in 0..10 {
+        if std::fs::remove_dir_all(p).is_ok() || !p.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free local port: {e}"))
+}
+
+fn wait_for_port(port: u16, timeout: Duration) {
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < timeout,
+            "chromedriver did not listen on port {port} within {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

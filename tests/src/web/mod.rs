@@ -1,0 +1,7 @@
+//! Helpers for the headless-Chromium tests of the built site (tests/tests/page_*.rs):
+//! a static file server for dist/, a chromedriver + Chromium session, and page helpers.
+
+pub mod browser;
+pub mod dist;
+pub mod page;
+pub mod server;

@@ -1,0 +1,134 @@
+//! Reading and driving the viewer page through its `data-testid` contract, and what the page
+//! must show for a file, computed natively by memsnap-core.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, Locator};
+use memsnap_core::analysis::totals::device_totals;
+use memsnap_core::snapshot::{read, Snapshot};
+
+use crate::fixtures::workspace_root;
+
+/// Long enough for a 4 MB file on a slow, shared CI core with a debug-free release build.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+pub fn testid(id: &str) -> String {
+    format!("[data-testid=\"{id}\"]")
+}
+
+/// Polls `probe` until it gives `Some`, failing after `TIMEOUT` with `what` and the last
+/// value `describe` returns (so a mismatch says what the page showed).
+pub async fn wait_until<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    let start = Instant::now();
+    loop {
+        match probe().await {
+            Ok(v) => return v,
+            Err(last) if start.elapsed() > TIMEOUT => {
+                panic!("timed out after {TIMEOUT:?} waiting for {what}; last seen: {last}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// The text of the first element with this test id (`Err` when there is none).
+pub async fn text(c: &Client, id: &str) -> Result<String, String> {
+    let e = c
+        .find(Locator::Css(&testid(id)))
+        .await
+        .map_err(|e| format!("no {id}: {e}"))?;
+    e.text().await.map_err(|e| e.to_string())
+}
+
+pub async fn attr(c: &Client, id: &str, name: &str) -> Result<String, String> {
+    let e = c
+        .find(Locator::Css(&testid(id)))
+        .await
+        .map_err(|e| format!("no {id}: {e}"))?;
+    e.attr(name)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{id} has no {name}"))
+}
+
+/// Opens `path` through the file input, as a user picking it would.
+pub async fn pick_file(c: &Client, path: &Path) {
+    let input = c
+        .find(Locator::Css(&testid("file-input")))
+        .await
+        .expect("the page has a file-input");
+    let absolute =
+        std::fs::canonicalize(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    input
+        .send_keys(&absolute.to_string_lossy())
+        .await
+        .expect("sending a path to the file input");
+}
+
+/// Saves a PNG of the page under `<workspace>/target/screenshots/NAME.png` and returns its path.
+pub async fn screenshot(c: &Client, name: &str) -> PathBuf {
+    let dir = workspace_root().join("target/screenshots");
+    std::fs::create_dir_all(&dir).expect("creating target/screenshots");
+    let png = c.screenshot().await.expect("taking a screenshot");
+    let path = dir.join(format!("{name}.png"));
+    std::fs::write(&path, png).expect("writing the screenshot");
+    eprintln!("screenshot: {}", path.display());
+    path
+}
+
+/// What the page must show for a file's first device, computed natively.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    pub segments: u64,
+    pub blocks: u64,
+    pub reserved: u64,
+    pub allocated: u64,
+    pub largest_free: u64,
+}
+
+pub fn load(path: &Path) -> Snapshot {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub fn expected(snapshot: &Snapshot) -> Expected {
+    let device = snapshot.devices().first().copied().unwrap_or(0);
+    let t = device_totals(snapshot, device);
+    Expected {
+        segments: t.segments,
+        blocks: t.blocks,
+        reserved: t.reserved,
+        allocated: t.allocated,
+        largest_free: t.largest_free,
+    }
+}
+
+/// What the page shows now, in the same shape.
+pub async fn shown(c: &Client) -> Result<Expected, String> {
+    let num = |s: String| s.trim().parse::<u64>().map_err(|e| format!("{s:?}: {e}"));
+    Ok(Expected {
+        segments: num(attr(c, "segment-view", "data-segments").await?)?,
+        blocks: num(attr(c, "segment-view", "data-blocks").await?)?,
+        reserved: num(text(c, "diag-reserved-bytes").await?)?,
+        allocated: num(text(c, "diag-allocated-bytes").await?)?,
+        largest_free: num(text(c, "diag-largest-free-bytes").await?)?,
+    })
+}
+
+/// Waits until the page shows exactly `want` (and says what it showed if it never does).
+pub async fn wait_shown(c: &Client, file: &str, want: &Expected) {
+    wait_until(&format!("{file}: {want:?}"), move || async move {
+        match shown(c).await {
+            Ok(got) if &got == want => Ok(()),
+            Ok(got) => Err(format!("{got:?}")),
+            Err(e) => Err(e),
+        }
+    })
+    .await
+}

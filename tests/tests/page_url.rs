@@ -1,0 +1,77 @@
+//! `?url=` opens a file relative to the page, with the site under a sub-path (as on GitHub
+//! Pages), and the bundled example opens with one click.
+
+use memsnap_tests::fixtures::{self, workspace_root};
+use memsnap_tests::web::browser::Browser;
+use memsnap_tests::web::dist::dist_dir;
+use memsnap_tests::web::page::{self, testid, wait_until};
+use memsnap_tests::web::server::StaticServer;
+
+async fn wait_file(c: &fantoccini::Client, name: &str) {
+    wait_until(&format!("{name} to open"), || async {
+        match page::text(c, "file-name").await {
+            Ok(t) if t == name => Ok(()),
+            Ok(t) => Err(t),
+            Err(e) => Err(e),
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn url_parameter_and_example_open() {
+    let Some(dist) = dist_dir() else { return };
+    let Some(_) = fixtures::real_fixtures() else {
+        return;
+    };
+    let file = fixtures::real_dir().join("select-n-multidevice.pickle");
+    let server = StaticServer::start_at(
+        &dist,
+        "/org/memsnap/",
+        &[("/org/memsnap/data/run.pickle", &file)],
+    )
+    .expect("serving dist/");
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let c = &browser.client;
+
+    c.goto(&server.url("org/memsnap/?url=data/run.pickle"))
+        .await
+        .unwrap();
+    wait_file(c, "run.pickle").await;
+    page::wait_shown(
+        c,
+        "run.pickle via ?url=",
+        &page::expected(&page::load(&file)),
+    )
+    .await;
+    page::screenshot(c, "url-parameter").await;
+
+    // A URL that does not exist says so.
+    c.goto(&server.url("org/memsnap/?url=data/missing.pickle"))
+        .await
+        .unwrap();
+    let error = wait_until("load-error for a missing URL", || async {
+        page::text(c, "load-error").await
+    })
+    .await;
+    assert!(error.contains("404"), "{error:?}");
+
+    c.find(fantoccini::Locator::Css(&testid("open-example")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_file(c, "example.pickle").await;
+    let example = workspace_root().join("app/assets/example.pickle");
+    page::wait_shown(
+        c,
+        "the bundled example",
+        &page::expected(&page::load(&example)),
+    )
+    .await;
+    page::screenshot(c, "example").await;
+    browser.close().await;
+}
