@@ -35,7 +35,7 @@ fn run(conf: &str, capacity: u64, steps: usize, max_entries: Option<usize>, seed
             }
             8..=13 if !live.is_empty() => {
                 let p = live.swap_remove((x >> 20) as usize % live.len());
-                if (x >> 44) % 5 == 0 {
+                if (x >> 44).is_multiple_of(5) {
                     a.record_stream(p, 9).unwrap();
                 }
                 a.free(p).unwrap();
