@@ -3,6 +3,9 @@
 //! A memo get pushes the index of an existing node, so sharing in the file is sharing here and
 //! nothing is ever deep-copied. Scalars borrow from the input where the bytes are already in
 //! their final form (binary opcodes); text opcodes that need decoding own their result.
+//! Container items live in two shared pools (one for sequences, one for dict pairs) rather than
+//! one `Vec` per container: a large snapshot has tens of thousands of small containers, and
+//! allocating and freeing each was a fifth of the reader's time.
 
 use std::borrow::Cow;
 
@@ -18,11 +21,52 @@ pub(super) enum Node<'a> {
     Float(f64),
     Str(Cow<'a, str>),
     Bytes(Cow<'a, [u8]>),
-    List(Vec<NodeId>),
-    Tuple(Vec<NodeId>),
-    Dict(Vec<(NodeId, NodeId)>),
-    Set(Vec<NodeId>),
-    FrozenSet(Vec<NodeId>),
+    List(Span),
+    Tuple(Span),
+    Dict(Span),
+    Set(Span),
+    FrozenSet(Span),
+}
+
+/// A container's items: `pool[start..start + len]`, with room reserved up to `cap`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Span {
+    pub(super) start: usize,
+    pub(super) len: usize,
+    pub(super) cap: usize,
+}
+
+impl Span {
+    /// Appends `items` to the container, in place when its reserved room or the pool's end
+    /// allows, else by moving it to the end with doubled room (amortised linear, even for
+    /// containers that are appended to in turns).
+    pub(super) fn extend<T: Copy + Default>(&mut self, pool: &mut Vec<T>, items: &[T]) {
+        let (len, cap, m) = (self.len, self.cap, items.len());
+        if cap == 0 {
+            self.start = pool.len();
+            pool.extend_from_slice(items);
+            self.cap = m;
+        } else if len + m <= cap {
+            pool[self.start + len..self.start + len + m].copy_from_slice(items);
+        } else if self.start + cap == pool.len() {
+            pool.truncate(self.start + len);
+            pool.extend_from_slice(items);
+            self.cap = len + m;
+        } else {
+            let start = pool.len();
+            let new_cap = 2 * (len + m);
+            pool.extend_from_within(self.start..self.start + len);
+            pool.extend_from_slice(items);
+            pool.resize(start + new_cap, T::default());
+            self.start = start;
+            self.cap = new_cap;
+        }
+        self.len = len + m;
+    }
+
+    pub(super) fn of<'p, T>(&self, pool: &'p [T]) -> &'p [T] {
+        &pool[self.start..self.start + self.len]
+    }
 }
 
 impl Node<'_> {
@@ -48,6 +92,10 @@ pub(super) struct Arena<'a> {
     pub(super) nodes: Vec<Node<'a>>,
     /// Byte offset of the opcode that made each node, for messages.
     pub(super) at: Vec<u64>,
+    /// Items of lists, tuples, sets and frozensets.
+    pub(super) items: Vec<NodeId>,
+    /// Key/value pairs of dicts.
+    pub(super) pairs: Vec<(NodeId, NodeId)>,
     /// The object STOP returned.
     pub(super) root: NodeId,
 }
@@ -59,6 +107,16 @@ impl<'a> Arena<'a> {
 
     pub(super) fn offset(&self, id: NodeId) -> u64 {
         self.at[id as usize]
+    }
+
+    /// Items of a sequence span.
+    pub(super) fn items(&self, span: &Span) -> &[NodeId] {
+        span.of(&self.items)
+    }
+
+    /// Pairs of a dict span.
+    pub(super) fn pairs(&self, span: &Span) -> &[(NodeId, NodeId)] {
+        span.of(&self.pairs)
     }
 }
 

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::super::opcodes::{self as op};
-use super::arena::{long_from_le, Arena, Node, NodeId};
+use super::arena::{long_from_le, Arena, Node, NodeId, Span};
 use super::text;
 use super::ReadError;
 
@@ -30,6 +30,8 @@ struct Machine<'a> {
     op: u8,
     nodes: Vec<Node<'a>>,
     at: Vec<u64>,
+    items: Vec<NodeId>,
+    pairs: Vec<(NodeId, NodeId)>,
     stack: Vec<NodeId>,
     /// Stack lengths at each open MARK.
     marks: Vec<usize>,
@@ -39,6 +41,8 @@ struct Machine<'a> {
     memo_len: u64,
     /// End of the current FRAME, to refuse a FRAME that starts inside another.
     frame_end: usize,
+    /// Pairs on their way from the stack into a dict (reused, not reallocated).
+    scratch_pairs: Vec<(NodeId, NodeId)>,
 }
 
 pub(super) fn parse<'a>(
@@ -50,21 +54,32 @@ pub(super) fn parse<'a>(
         pos: 0,
         start: 0,
         op: 0,
-        nodes: Vec::with_capacity(data.len() / 16),
-        at: Vec::with_capacity(data.len() / 16),
+        nodes: Vec::with_capacity(estimate(data.len() / 16)),
+        at: Vec::with_capacity(estimate(data.len() / 16)),
+        items: Vec::with_capacity(estimate(data.len() / 4)),
+        pairs: Vec::with_capacity(estimate(data.len() / 16)),
         stack: Vec::with_capacity(256),
         marks: Vec::with_capacity(64),
-        memo_dense: Vec::with_capacity(data.len() / 64),
+        memo_dense: Vec::with_capacity(estimate(data.len() / 64)),
         memo_sparse: HashMap::new(),
         memo_len: 0,
         frame_end: 0,
+        scratch_pairs: Vec::new(),
     };
     let root = m.run(progress)?;
     Ok(Arena {
         nodes: m.nodes,
         at: m.at,
+        items: m.items,
+        pairs: m.pairs,
         root,
     })
+}
+
+/// Initial capacity from a size estimate, capped so a huge input does not reserve gigabytes up
+/// front (wasm has 4 GiB in all); the vectors grow as needed past it.
+fn estimate(n: usize) -> usize {
+    n.min(1 << 22)
 }
 
 fn op_label(opcode: u8) -> String {
@@ -358,10 +373,10 @@ impl<'a> Machine<'a> {
                     self.put_top(u64::from(k))?;
                 }
                 op::MARK => self.marks.push(self.stack.len()),
-                op::EMPTY_DICT => self.push_node(Node::Dict(Vec::new())),
-                op::EMPTY_LIST => self.push_node(Node::List(Vec::new())),
-                op::EMPTY_TUPLE => self.push_node(Node::Tuple(Vec::new())),
-                op::EMPTY_SET => self.push_node(Node::Set(Vec::new())),
+                op::EMPTY_DICT => self.push_node(Node::Dict(Span::default())),
+                op::EMPTY_LIST => self.push_node(Node::List(Span::default())),
+                op::EMPTY_TUPLE => self.push_node(Node::Tuple(Span::default())),
+                op::EMPTY_SET => self.push_node(Node::Set(Span::default())),
                 op::BININT1 => {
                     let v = self.byte()?;
                     self.push_node(Node::Int(i64::from(v)));
@@ -443,7 +458,7 @@ impl<'a> Machine<'a> {
                     let item = self.pop()?;
                     let list = self.top()?;
                     match &mut self.nodes[list as usize] {
-                        Node::List(v) => v.push(item),
+                        Node::List(sp) => sp.extend(&mut self.items, &[item]),
                         _ => return Err(self.type_err(list, "list")),
                     }
                 }
@@ -451,9 +466,10 @@ impl<'a> Machine<'a> {
                     let mark = self.pop_mark()?;
                     let list = self.target_below(mark)?;
                     match &mut self.nodes[list as usize] {
-                        Node::List(v) => v.extend(self.stack.drain(mark..)),
+                        Node::List(sp) => sp.extend(&mut self.items, &self.stack[mark..]),
                         _ => return Err(self.type_err(list, "list")),
                     }
+                    self.stack.truncate(mark);
                 }
                 op::SETITEM => {
                     let value = self.pop()?;
@@ -461,16 +477,16 @@ impl<'a> Machine<'a> {
                     self.check_key(key)?;
                     let dict = self.top()?;
                     match &mut self.nodes[dict as usize] {
-                        Node::Dict(v) => v.push((key, value)),
+                        Node::Dict(sp) => sp.extend(&mut self.pairs, &[(key, value)]),
                         _ => return Err(self.type_err(dict, "dict")),
                     }
                 }
                 op::SETITEMS => {
                     let mark = self.pop_mark()?;
                     let dict = self.target_below(mark)?;
-                    let pairs = self.pairs(mark)?;
+                    self.take_pairs(mark)?;
                     match &mut self.nodes[dict as usize] {
-                        Node::Dict(v) => v.extend(pairs),
+                        Node::Dict(sp) => sp.extend(&mut self.pairs, &self.scratch_pairs),
                         _ => return Err(self.type_err(dict, "dict")),
                     }
                 }
@@ -481,40 +497,43 @@ impl<'a> Machine<'a> {
                         self.check_key(k)?;
                     }
                     match &mut self.nodes[set as usize] {
-                        Node::Set(v) => v.extend(self.stack.drain(mark..)),
+                        Node::Set(sp) => sp.extend(&mut self.items, &self.stack[mark..]),
                         _ => return Err(self.type_err(set, "set")),
                     }
+                    self.stack.truncate(mark);
                 }
                 op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
                     let n = usize::from(opcode - op::TUPLE1 + 1);
                     if self.stack.len() < self.floor() + n {
                         return Err(self.underflow(n));
                     }
-                    let items = self.stack.split_off(self.stack.len() - n);
-                    self.push_node(Node::Tuple(items));
+                    let sp = self.seq_from(self.stack.len() - n);
+                    self.push_node(Node::Tuple(sp));
                 }
                 op::TUPLE => {
                     let mark = self.pop_mark()?;
-                    let items = self.stack.split_off(mark);
-                    self.push_node(Node::Tuple(items));
+                    let sp = self.seq_from(mark);
+                    self.push_node(Node::Tuple(sp));
                 }
                 op::LIST => {
                     let mark = self.pop_mark()?;
-                    let items = self.stack.split_off(mark);
-                    self.push_node(Node::List(items));
+                    let sp = self.seq_from(mark);
+                    self.push_node(Node::List(sp));
                 }
                 op::DICT => {
                     let mark = self.pop_mark()?;
-                    let pairs = self.pairs(mark)?;
-                    self.push_node(Node::Dict(pairs));
+                    self.take_pairs(mark)?;
+                    let mut sp = Span::default();
+                    sp.extend(&mut self.pairs, &self.scratch_pairs);
+                    self.push_node(Node::Dict(sp));
                 }
                 op::FROZENSET => {
                     let mark = self.pop_mark()?;
                     for &k in &self.stack[mark..] {
                         self.check_key(k)?;
                     }
-                    let items = self.stack.split_off(mark);
-                    self.push_node(Node::FrozenSet(items));
+                    let sp = self.seq_from(mark);
+                    self.push_node(Node::FrozenSet(sp));
                 }
                 op::POP => {
                     if self.stack.len() > self.floor() {
@@ -642,8 +661,8 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// Takes `stack[mark..]` as key/value pairs.
-    fn pairs(&mut self, mark: usize) -> Result<Vec<(NodeId, NodeId)>, ReadError> {
+    /// Moves `stack[mark..]` into `scratch_pairs` as key/value pairs.
+    fn take_pairs(&mut self, mark: usize) -> Result<(), ReadError> {
         let items = &self.stack[mark..];
         if !items.len().is_multiple_of(2) {
             return Err(self.err(format!(
@@ -654,9 +673,19 @@ impl<'a> Machine<'a> {
         for pair in items.chunks_exact(2) {
             self.check_key(pair[0])?;
         }
-        let pairs = items.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+        self.scratch_pairs.clear();
+        self.scratch_pairs
+            .extend(items.chunks_exact(2).map(|p| (p[0], p[1])));
         self.stack.truncate(mark);
-        Ok(pairs)
+        Ok(())
+    }
+
+    /// A new sequence span holding `stack[from..]`, which leaves the stack.
+    fn seq_from(&mut self, from: usize) -> Span {
+        let mut sp = Span::default();
+        sp.extend(&mut self.items, &self.stack[from..]);
+        self.stack.truncate(from);
+        sp
     }
 
     fn stop(&mut self) -> Result<NodeId, ReadError> {

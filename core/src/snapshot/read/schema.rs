@@ -162,14 +162,14 @@ impl<'r, 'a> Builder<'r, 'a> {
 
     fn list(&self, id: NodeId, path: &Path) -> Result<&'r [NodeId], ReadError> {
         match self.node(id) {
-            Node::List(v) => Ok(v),
+            Node::List(sp) => Ok(self.arena.items(sp)),
             _ => Err(self.expected(path, id, "list")),
         }
     }
 
     fn dict(&self, id: NodeId, path: &Path) -> Result<&'r [(NodeId, NodeId)], ReadError> {
         match self.node(id) {
-            Node::Dict(v) => Ok(v),
+            Node::Dict(sp) => Ok(self.arena.pairs(sp)),
             _ => Err(self.expected(path, id, "dict")),
         }
     }
@@ -309,12 +309,16 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     fn pool_id(&self, id: NodeId, path: &Path) -> Result<(i64, i64), ReadError> {
-        match self.node(id) {
-            Node::Tuple(items) if items.len() == 2 => Ok((
+        let tuple = match self.node(id) {
+            Node::Tuple(sp) => Some(self.arena.items(sp)),
+            _ => None,
+        };
+        match tuple {
+            Some(items) if items.len() == 2 => Ok((
                 self.int(items[0], &Path::Index(path, 0))?,
                 self.int(items[1], &Path::Index(path, 1))?,
             )),
-            Node::Tuple(items) => Err(self.fail(
+            Some(items) => Err(self.fail(
                 path,
                 id,
                 format!("expected a tuple of 2 ints, got a tuple of {}", items.len()),

@@ -68,11 +68,12 @@ impl Values {
             Node::BigInt(b) => Value::BigInt(Arc::from(&b[..])),
             Node::Str(s) => Value::Str(Arc::from(&s[..])),
             Node::Bytes(b) => Value::Bytes(Arc::from(&b[..])),
-            Node::List(items) => Value::List(Arc::new(seq(self, items)?)),
-            Node::Tuple(items) => Value::Tuple(Arc::new(seq(self, items)?)),
-            Node::Set(items) => Value::Set(Arc::new(dedup(seq(self, items)?))),
-            Node::FrozenSet(items) => Value::FrozenSet(Arc::new(dedup(seq(self, items)?))),
-            Node::Dict(pairs) => {
+            Node::List(sp) => Value::List(Arc::new(seq(self, arena.items(sp))?)),
+            Node::Tuple(sp) => Value::Tuple(Arc::new(seq(self, arena.items(sp))?)),
+            Node::Set(sp) => Value::Set(Arc::new(dedup(seq(self, arena.items(sp))?))),
+            Node::FrozenSet(sp) => Value::FrozenSet(Arc::new(dedup(seq(self, arena.items(sp))?))),
+            Node::Dict(sp) => {
+                let pairs = arena.pairs(sp);
                 let mut out: Vec<(Value, Value)> = Vec::with_capacity(pairs.len());
                 for &(k, val) in pairs {
                     let k = self.value(arena, k, depth + 1)?;
