@@ -220,6 +220,21 @@ def main():
         bomb += b"0" + b"]" + b"h" + bytes([i]) + b"a" + b"h" + bytes([i]) + b"a" + b"\x94"
     bomb += b"s" + binunicode("segments") + b"]s."
     emit("memo-bomb-2-pow-60.pickle", bytes(bomb), "ok", None)
+    # Two equal 2^60-leaf tuples as keys of one dict, built apart: comparing them structurally
+    # would never end, so container keys are not folded (Python never pickles repeated keys).
+    t = bytearray(PROTO4 + b"}" + binunicode("segments") + b"]s" + binunicode("keys") + b"}")
+    memo = 0
+    for _chain in range(2):
+        t += b"K\x01\x85\x940"  # (1,), memoized and popped
+        prev = memo
+        memo += 1
+        for _ in range(60):
+            t += b"h" + bytes([prev]) + b"h" + bytes([prev]) + b"\x86\x94" + b"0"
+            prev = memo
+            memo += 1
+        t += b"h" + bytes([prev]) + b"K" + bytes([_chain]) + b"s"
+    t += b"s."
+    emit("memo-bomb-tuple-keys.pickle", bytes(t), "ok", None)
     # Memo bomb of typed items: 60 levels of nested lists cannot be typed, so the typed bomb is
     # 4000 devices sharing one 4000-entry trace: 16M entries from a 30 kB file.
     b = bytearray(PROTO4 + b"}" + binunicode("segments") + b"]s" + binunicode("device_traces"))

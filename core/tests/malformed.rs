@@ -184,9 +184,14 @@ fn memo_bomb_stays_shared() {
 fn real_fixtures_have_no_warnings() {
     let dir = std::env::var_os("MEMSNAP_REAL_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/real"));
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/real")
+        });
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("WARNING: real fixtures not found at {}, skipping", dir.display());
+        eprintln!(
+            "WARNING: real fixtures not found at {}, skipping",
+            dir.display()
+        );
         return;
     };
     let mut files: Vec<PathBuf> = entries
@@ -203,5 +208,78 @@ fn real_fixtures_have_no_warnings() {
             bad.push(format!("{}: {w}", f.display()));
         }
     }
-    assert!(bad.is_empty(), "{} warning(s):\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} warning(s):\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+/// A protocol-4 pickle of `{"segments": [], <extra pairs>}`; `pair(i)` writes key and value.
+fn wide_dict(n: usize, pair: impl Fn(usize, &mut Vec<u8>)) -> Vec<u8> {
+    let mut b = vec![0x80, 4, b'}', b'(', 0x8c, 8];
+    b.extend_from_slice(b"segments");
+    b.push(b']');
+    for i in 0..n {
+        pair(i, &mut b);
+    }
+    b.extend_from_slice(b"u.");
+    b
+}
+
+fn short_str(s: &str, b: &mut Vec<u8>) {
+    b.push(0x8c);
+    b.push(s.len() as u8);
+    b.extend_from_slice(s.as_bytes());
+}
+
+/// 100k unknown keys in one dict were quadratic (minutes): now linear, all kept, and repeated
+/// keys still fold as in Python (first position, last value).
+#[test]
+fn wide_dicts_read_in_linear_time() {
+    let n = 100_000;
+    let bytes = wide_dict(n, |i, b| {
+        short_str(&format!("k{i}"), b);
+        b.extend_from_slice(&[b'J']);
+        b.extend_from_slice(&(i as i32).to_le_bytes());
+    });
+    let snap = read(&bytes).expect("wide dict reads");
+    assert_eq!(snap.extra.len(), n);
+    assert_eq!(snap.extra[n - 1].1, Value::Int(n as i64 - 1));
+
+    let repeated = wide_dict(40, |i, b| {
+        short_str(&format!("k{}", i % 20), b);
+        b.extend_from_slice(&[b'K', i as u8]);
+    });
+    let snap = read(&repeated).expect("repeated keys read");
+    let got: Vec<(String, Value)> = snap
+        .extra
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let want: Vec<(String, Value)> = (0..20)
+        .map(|i| (format!("k{i}"), Value::Int(i + 20)))
+        .collect();
+    assert_eq!(got, want);
+}
+
+/// 20k tuple keys in one generic dict were compared pairwise (quadratic): now kept as they are.
+#[test]
+fn tuple_keys_are_not_compared_pairwise() {
+    let n = 20_000;
+    let mut b = vec![0x80, 4, b'}', b'(', 0x8c, 8];
+    b.extend_from_slice(b"segments");
+    b.extend_from_slice(b"]");
+    short_str("t", &mut b);
+    b.extend_from_slice(b"}(");
+    for i in 0..n {
+        b.push(b'J');
+        b.extend_from_slice(&(i as i32).to_le_bytes());
+        b.extend_from_slice(&[0x85, b'N']); // (i,): None
+    }
+    b.extend_from_slice(b"uu.");
+    let snap = read(&b).expect("tuple keys read");
+    let t = snap.extra.iter().find(|(k, _)| &**k == "t").map(|(_, v)| v);
+    assert_eq!(t.and_then(|v| v.as_dict()).map(|d| d.len()), Some(n));
 }

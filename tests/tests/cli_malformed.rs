@@ -34,12 +34,15 @@ fn check(path: &Path, outcome: &str, words: &[String], out: &Output) -> Result<(
         return Err(format!("panicked (exit {code:?}): {stderr}"));
     }
     let name = path.display().to_string();
-    let lacks = |text: &str| -> Vec<&String> { words.iter().filter(|w| !text.contains(*w)).collect() };
+    let lacks =
+        |text: &str| -> Vec<&String> { words.iter().filter(|w| !text.contains(*w)).collect() };
     match outcome {
         "error" => {
             let prefix = format!("memsnap: {name}: ");
             if code != Some(1) || stderr.lines().count() != 1 || !stderr.starts_with(&prefix) {
-                return Err(format!("expected one '{prefix}...' line and exit 1, got exit {code:?}: {stderr}"));
+                return Err(format!(
+                    "expected one '{prefix}...' line and exit 1, got exit {code:?}: {stderr}"
+                ));
             }
             let missing = lacks(&stderr);
             if !missing.is_empty() {
@@ -48,8 +51,13 @@ fn check(path: &Path, outcome: &str, words: &[String], out: &Output) -> Result<(
         }
         "warn" => {
             let prefix = format!("memsnap: warning: {name}: ");
-            if code != Some(0) || stderr.is_empty() || !stderr.lines().all(|l| l.starts_with(&prefix)) {
-                return Err(format!("expected '{prefix}...' lines and exit 0, got exit {code:?}: {stderr}"));
+            if code != Some(0)
+                || stderr.is_empty()
+                || !stderr.lines().all(|l| l.starts_with(&prefix))
+            {
+                return Err(format!(
+                    "expected '{prefix}...' lines and exit 0, got exit {code:?}: {stderr}"
+                ));
             }
             let missing = lacks(&stderr);
             if !missing.is_empty() {
@@ -58,7 +66,9 @@ fn check(path: &Path, outcome: &str, words: &[String], out: &Output) -> Result<(
         }
         "ok" => {
             if code != Some(0) || !stderr.is_empty() {
-                return Err(format!("expected exit 0 and no stderr, got exit {code:?}: {stderr}"));
+                return Err(format!(
+                    "expected exit 0 and no stderr, got exit {code:?}: {stderr}"
+                ));
             }
         }
         other => return Err(format!("unknown outcome {other:?}")),
@@ -79,5 +89,10 @@ fn malformed_table_through_the_cli() {
             failures.push(format!("{file}: {e}"));
         }
     }
-    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -5,6 +5,7 @@
 //! model does not name are kept as [`Value`]s. Errors name the path and the types, e.g.
 //! `segments[3].blocks[2].size: expected int, got str`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -38,6 +39,10 @@ impl std::fmt::Display for Path<'_> {
 }
 
 const UNSET: u32 = u32::MAX;
+
+/// Dicts up to this many pairs are searched for repeated keys linearly, longer ones folded with
+/// a map (a crafted dict of 100k unknown keys was quadratic: minutes for a 1 MB file).
+const SMALL_DICT: usize = 16;
 
 struct Builder<'r, 'a> {
     arena: &'r Arena<'a>,
@@ -167,10 +172,59 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
-    fn dict(&self, id: NodeId, path: &Path) -> Result<&'r [(NodeId, NodeId)], ReadError> {
+    /// A dict's pairs. Longer than [`SMALL_DICT`], its repeated str keys are folded here
+    /// (first position, last value, as Python), so that [`Self::extra`] need not search.
+    fn dict(&self, id: NodeId, path: &Path) -> Result<Cow<'r, [(NodeId, NodeId)]>, ReadError> {
         match self.node(id) {
-            Node::Dict(sp) => Ok(self.arena.pairs(sp)),
+            Node::Dict(sp) => {
+                let pairs = self.arena.pairs(sp);
+                if pairs.len() <= SMALL_DICT {
+                    Ok(Cow::Borrowed(pairs))
+                } else {
+                    Ok(self.fold_repeated_keys(pairs))
+                }
+            }
             _ => Err(self.expected(path, id, "dict")),
+        }
+    }
+
+    fn fold_repeated_keys(&self, pairs: &'r [(NodeId, NodeId)]) -> Cow<'r, [(NodeId, NodeId)]> {
+        let mut first: HashMap<&'r str, usize> = HashMap::with_capacity(pairs.len());
+        // Stays empty until the first repeat; then holds the folded pairs so far.
+        let mut out: Vec<(NodeId, NodeId)> = Vec::new();
+        // Index in `out` of each first occurrence (once `out` is in use).
+        let mut slot: HashMap<usize, usize> = HashMap::new();
+        for (i, &(k, v)) in pairs.iter().enumerate() {
+            // Non-str keys stay: `key` refuses them with a message.
+            let repeat_of = match self.node(k) {
+                Node::Str(key) => match first.get(&**key) {
+                    Some(&at) => Some(at),
+                    None => {
+                        first.insert(key, i);
+                        None
+                    }
+                },
+                _ => None,
+            };
+            match repeat_of {
+                Some(at) => {
+                    if out.is_empty() {
+                        out.extend_from_slice(&pairs[..i]);
+                    }
+                    let j = slot.get(&at).copied().unwrap_or(at);
+                    out[j].1 = v;
+                }
+                None if !out.is_empty() => {
+                    slot.insert(i, out.len());
+                    out.push((k, v));
+                }
+                None => {}
+            }
+        }
+        if out.is_empty() {
+            Cow::Borrowed(pairs)
+        } else {
+            Cow::Owned(out)
         }
     }
 
@@ -193,7 +247,13 @@ impl<'r, 'a> Builder<'r, 'a> {
     /// Python dict does).
     fn extra(&mut self, extra: &mut Extra, key: &'r str, id: NodeId) -> Result<(), ReadError> {
         let v = self.value(id)?;
-        if let Some(slot) = extra.iter_mut().find(|(k, _)| **k == *key) {
+        // Past SMALL_DICT entries the dict was folded by `dict`: no repeat to look for.
+        let repeat = if extra.len() < SMALL_DICT {
+            extra.iter_mut().find(|(k, _)| **k == *key)
+        } else {
+            None
+        };
+        if let Some(slot) = repeat {
             slot.1 = v;
         } else {
             let k = self.intern(key);
@@ -221,7 +281,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             _ => return Err(self.expected(&path, root, "a snapshot dict (or a list of segments)")),
         }
         let mut segments = None;
-        for &(k, v) in self.dict(root, &path)? {
+        for &(k, v) in self.dict(root, &path)?.iter() {
             let key = self.key(k, &path)?;
             let p = Path::Key(&path, key);
             match key {
@@ -235,7 +295,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 }
                 "allocator_settings" => {
                     let mut entries: Vec<(Arc<str>, Value)> = Vec::new();
-                    for &(sk, sv) in self.dict(v, &p)? {
+                    for &(sk, sv) in self.dict(v, &p)?.iter() {
                         let name = self.key(sk, &p)?;
                         self.extra(&mut entries, name, sv)?;
                     }
@@ -266,7 +326,7 @@ impl<'r, 'a> Builder<'r, 'a> {
     fn segment(&mut self, id: NodeId, path: &Path) -> Result<Segment, ReadError> {
         let mut s = Segment::default();
         let (mut address, mut total, mut blocks) = (None, None, None);
-        for &(k, v) in self.dict(id, path)? {
+        for &(k, v) in self.dict(id, path)?.iter() {
             let key = self.key(k, path)?;
             let p = Path::Key(path, key);
             match key {
@@ -338,7 +398,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             history: None,
             extra: Vec::new(),
         };
-        for &(k, v) in self.dict(id, path)? {
+        for &(k, v) in self.dict(id, path)?.iter() {
             let key = self.key(k, path)?;
             let p = Path::Key(path, key);
             match key {
@@ -395,7 +455,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             user_metadata: None,
             extra: Vec::new(),
         };
-        for &(k, v) in self.dict(id, path)? {
+        for &(k, v) in self.dict(id, path)?.iter() {
             let key = self.key(k, path)?;
             let p = Path::Key(path, key);
             match key {
@@ -443,7 +503,7 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
         let (mut filename, mut line, mut name) = (None, None, None);
         let mut extra = Vec::new();
-        for &(k, v) in pairs {
+        for &(k, v) in pairs.iter() {
             let key = self.key(k, path)?;
             let p = Path::Key(path, key);
             match key {

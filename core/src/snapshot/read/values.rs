@@ -115,36 +115,24 @@ fn key_of(v: &Value) -> Option<Key<'_>> {
     })
 }
 
-/// Position of an earlier equal key in `seen`/`rest`, as Python's dict or set would find it.
-fn position_of<'v>(
-    seen: &HashMap<Key<'v>, usize>,
-    others: &[(usize, &'v Value)],
-    v: &'v Value,
-) -> Option<usize> {
-    match key_of(v) {
-        Some(k) => seen.get(&k).copied(),
-        None => others.iter().find(|(_, o)| *o == v).map(|(i, _)| *i),
-    }
-}
-
-/// Python dict semantics for repeated keys: the first position, the last value.
+/// Python dict semantics for repeated keys: the first position, the last value. Only scalar
+/// keys are folded: Python never pickles a dict or set with two equal keys, so repeats come from
+/// crafted files, and comparing container keys structurally costs quadratic time in the number
+/// of keys and exponential time in memo-shared depth (a hang, not an answer).
 fn dedup_keys(pairs: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
     let mut keep: Vec<Option<usize>> = Vec::with_capacity(pairs.len());
     {
         let mut seen = HashMap::new();
-        let mut others: Vec<(usize, &Value)> = Vec::new();
         for (i, (k, _)) in pairs.iter().enumerate() {
-            match position_of(&seen, &others, k) {
-                Some(first) => keep.push(Some(first)),
-                None => {
-                    match key_of(k) {
-                        Some(key) => {
-                            seen.insert(key, i);
-                        }
-                        None => others.push((i, k)),
+            match key_of(k) {
+                Some(key) => match seen.get(&key) {
+                    Some(&first) => keep.push(Some(first)),
+                    None => {
+                        seen.insert(key, i);
+                        keep.push(None);
                     }
-                    keep.push(None);
-                }
+                },
+                None => keep.push(None),
             }
         }
     }
