@@ -283,10 +283,13 @@ fn divisions_string(d: &[u64; ROUNDUP_INTERVALS]) -> String {
         .last()
         .unwrap_or(n - 1);
     let mut items = vec![format!("{}:{}", 1u64 << lead_end, d[lead_end])];
-    for (i, v) in d.iter().enumerate().take(tail_start).skip(lead_end + 1) {
+    // `>` refills the last key's interval, so the last key is the tail's first interval.
+    for (i, v) in d.iter().enumerate().take(tail_start + 1).skip(lead_end + 1) {
         items.push(format!("{}:{}", 1u64 << i, v));
     }
-    items.push(format!(">:{}", d[n - 1]));
+    if tail_start + 1 < n {
+        items.push(format!(">:{}", d[n - 1]));
+    }
     format!("[{}]", items.join(","))
 }
 
@@ -345,7 +348,8 @@ fn check_divisions(key: &str, v: u64) -> Result<u64, ConfigError> {
 }
 
 /// `4` (all intervals) or `[64:8,128:2,256:4,>:1]` (keys: interval start in MB, a power of 2;
-/// the first key also fills the intervals below it; `>` fills the ones after the last key).
+/// the first key also fills the intervals below it; `>` fills from the last key's interval on,
+/// overwriting that one too, as PyTorch's parser does).
 fn parse_divisions(key: &str, value: &str) -> Result<[u64; ROUNDUP_INTERVALS], ConfigError> {
     let value = value.trim();
     if let Some(inner) = value.strip_prefix('[') {
@@ -361,7 +365,8 @@ fn parse_divisions(key: &str, value: &str) -> Result<[u64; ROUNDUP_INTERVALS], C
                 .ok_or_else(|| err(key, format!("expected `interval:divisions`, got `{item}`")))?;
             let v = check_divisions(key, parse_u64(key, v.trim())?)?;
             if k.trim() == ">" {
-                out[(last_index + 1).min(ROUNDUP_INTERVALS)..].fill(v);
+                // As PyTorch does: from the last key's interval on, that interval included.
+                out[last_index..].fill(v);
                 continue;
             }
             let mb = parse_u64(key, k.trim())?;
@@ -446,8 +451,11 @@ mod tests {
         let d = c.roundup_power2_divisions;
         assert_eq!(&d[..7], &[8; 7], "first key fills everything up to 64 MB");
         assert_eq!(d[7], 2);
-        assert_eq!(d[8], 4);
-        assert_eq!(&d[9..], &[1; 7]);
+        // `>` starts at the last key's interval (256 MB), overwriting its 4: PyTorch's parser.
+        assert_eq!(&d[8..], &[1; 8]);
+        let c2 = Config::parse("roundup_power2_divisions:[1:4,2:2,4:8,16:2]").unwrap();
+        assert_eq!(&c2.roundup_power2_divisions[..5], &[4, 2, 8, 0, 2]);
+        assert_eq!(Config::parse(&c2.to_conf_string()).unwrap(), c2);
         assert!(c.release_lock_on_cudamalloc);
         assert_eq!(Config::parse(&c.to_conf_string()).unwrap(), c);
         assert_eq!(Config::default().to_conf_string(), "");

@@ -111,15 +111,18 @@ mod tests {
 
     #[test]
     fn per_interval_divisions() {
-        let c = with_div("[256:2,512:8,>:1]");
+        let c = with_div("[256:2,512:8,1024:4]");
         // 300 MiB lies in [256, 512) MiB: 2 divisions -> 384 MiB.
         assert_eq!(round_size(300 << 20, &c), 384 << 20);
         // 600 MiB in [512, 1024): 8 divisions of 512 MiB -> 640 MiB.
         assert_eq!(round_size(600 << 20, &c), 640 << 20);
         // the first key also covers everything below it.
         assert_eq!(round_size(3 << 20 | 1, &c), 4 << 20);
-        // '>' covers the rest: 1 division = plain rounding.
+        // intervals after the last key keep 0: plain rounding.
         assert_eq!(round_size((3000 << 20) + 1, &c), (3000 << 20) + 512);
+        // `>` refills the last key's interval too (PyTorch's parser): 512 MB gets 1, not 8.
+        let c = with_div("[256:2,512:8,>:1]");
+        assert_eq!(round_size(600 << 20, &c), 600 << 20);
     }
 
     #[test]
