@@ -95,7 +95,7 @@ pub fn anomalies(snap: &Snapshot, device: usize, tl: &Timeline) -> Anomalies {
                     addr,
                     size: b.size,
                     free_requested: None,
-                    stack: b.frames,
+                    stack: super::intervals::nonempty(snap, b.frames),
                     stream: seg.stream,
                 });
             }
@@ -116,7 +116,7 @@ pub fn anomalies(snap: &Snapshot, device: usize, tl: &Timeline) -> Anomalies {
                 device_free: e.device_free,
                 allocated: tl.allocated.values()[i],
                 reserved: tl.reserved.values()[i],
-                stack: e.frames,
+                stack: super::intervals::nonempty(snap, e.frames),
                 time_us: e.time_us,
             });
         }

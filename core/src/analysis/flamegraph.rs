@@ -110,7 +110,9 @@ pub fn flamegraph(snap: &Snapshot, tl: &Timeline, opts: Options) -> Node {
         }
     };
     let filter = opts.filter;
-    flamegraph_by(snap, &tl.allocations.list, weight, |f| !filter || !is_omitted(f))
+    flamegraph_by(snap, &tl.allocations.list, weight, |f| {
+        !filter || !is_omitted(f)
+    })
 }
 
 /// The tree over `allocations`, each weighing `weight` (0: left out), keeping only the frames

@@ -80,6 +80,11 @@ pub fn block_addresses(seg: &Segment) -> impl Iterator<Item = u64> + '_ {
     })
 }
 
+/// A stack with no frames carries no context: treated as absent.
+pub fn nonempty(snap: &Snapshot, s: Option<StackId>) -> Option<StackId> {
+    s.filter(|s| !snap.stacks.stack(*s).is_empty())
+}
+
 fn is_free_request(a: &Action) -> bool {
     matches!(a, Action::FreeRequested) || matches!(a, Action::Other(s) if &**s == "free")
 }
@@ -134,7 +139,7 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                     alloc_index: Some(i),
                     free_requested: None,
                     free_completed: None,
-                    stack: e.frames,
+                    stack: nonempty(snap, e.frames),
                     stream: e.stream,
                 });
             }
@@ -155,7 +160,7 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                             alloc_index: None,
                             free_requested: None,
                             free_completed: None,
-                            stack: e.frames,
+                            stack: nonempty(snap, e.frames),
                             stream: e.stream,
                         });
                         pre_trace.push(list.len() - 1);
@@ -196,7 +201,7 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                     al.size = b.size;
                     al.size_exact = true;
                     if al.stack.is_none() {
-                        al.stack = b.frames;
+                        al.stack = nonempty(snap, b.frames);
                     }
                     open.remove(&addr);
                     matched += 1;
@@ -211,7 +216,7 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                     alloc_index: None,
                     free_requested: None,
                     free_completed: None,
-                    stack: b.frames,
+                    stack: nonempty(snap, b.frames),
                     stream: seg.stream,
                 }),
             }

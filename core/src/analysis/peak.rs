@@ -51,10 +51,16 @@ pub fn composition(snap: &Snapshot, tl: &Timeline, index: Option<usize>) -> Peak
     let mut full: HashMap<Option<StackId>, (u64, usize)> = HashMap::new();
     // Top frames keyed by text too: equal frames may have distinct ids.
     let mut label_ids: HashMap<String, Option<FrameId>> = HashMap::new();
+    let mut top_of: HashMap<StackId, Option<usize>> = HashMap::new();
+    let mut top_frame = |s: StackId| {
+        *top_of
+            .entry(s)
+            .or_insert_with(|| top_user_frame(&snap.stacks, s))
+    };
     for a in &live {
         let (label, fid) = match a.stack {
             None => (NO_STACK.to_string(), None),
-            Some(s) => match top_user_frame(&snap.stacks, s) {
+            Some(s) => match top_frame(s) {
                 None => (NO_USER.to_string(), None),
                 Some(k) => {
                     let f = snap.stacks.stack(s)[k];
@@ -86,7 +92,7 @@ pub fn composition(snap: &Snapshot, tl: &Timeline, index: Option<usize>) -> Peak
         .map(|(stack, (bytes, count))| {
             let (label, frame) = match stack {
                 None => (NO_STACK.to_string(), None),
-                Some(s) => match top_user_frame(&snap.stacks, s) {
+                Some(s) => match top_frame(s) {
                     Some(k) => {
                         let f = snap.stacks.stack(s)[k];
                         (format(snap.stacks.frame(f)), Some(f))

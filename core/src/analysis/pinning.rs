@@ -2,7 +2,7 @@
 //! reserved. `empty_cache()` releases only segments with no active block, and the segment's free
 //! bytes serve only requests that fit its holes, so such a block costs its whole segment.
 
-use super::intervals::{block_addresses, device_segments, Allocations};
+use super::intervals::{block_addresses, device_segments, nonempty, Allocations};
 use crate::snapshot::{BlockState, Snapshot, StackId};
 
 /// A segment is "mostly free" at this inactive fraction or more.
@@ -75,7 +75,7 @@ pub fn pinning(snap: &Snapshot, device: usize, allocs: Option<&Allocations>) -> 
                 segment_size: seg.total_size,
                 pinned: free,
                 segment_active_blocks: active.len(),
-                stack: b.frames.or(al.and_then(|x| x.stack)),
+                stack: nonempty(snap, b.frames).or(al.and_then(|x| x.stack)),
                 alloc_index: al.and_then(|x| x.alloc_index),
                 age_entries: allocs
                     .map(|a| a.trace_len - al.map_or(0, |x| x.start.min(a.trace_len))),

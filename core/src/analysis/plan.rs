@@ -6,9 +6,10 @@
 //!   placed at the lowest offset not overlapping, in address, the placed allocations whose
 //!   lifetimes overlap its own. The arena size is what that plan reserves.
 //!
-//! Conflicts are found through time buckets: allocations spanning few buckets are registered in
-//! each, long-lived ones are kept in one list, so a placement reads only allocations that can
-//! overlap it rather than all placed ones.
+//! Conflicts are found through an interval index over lifetimes (see `LifetimeIndex`), so a
+//! placement reads exactly the placed allocations that overlap it in time, not all placed ones.
+
+use std::collections::BTreeMap;
 
 use super::intervals::Allocations;
 use super::sizes::MIN_BLOCK_SIZE;
@@ -62,9 +63,59 @@ fn peak_of(allocs: &Allocations, size: impl Fn(usize) -> u64) -> u64 {
     peak as u64
 }
 
-/// Buckets an item may span before it goes to the long-lived list.
-const MAX_SPAN_BUCKETS: usize = 8;
-const TARGET_BUCKETS: usize = 4096;
+/// Placed allocations indexed by lifetime, answering "which overlap [s, e)?" in
+/// O(log n + answers) without duplicates: those that contain `s` (a stabbing query on a segment
+/// tree where each lifetime is stored at the O(log n) nodes it covers, so a point meets it once)
+/// plus those that start inside (s, e) (an ordered map by start).
+struct LifetimeIndex {
+    size: usize,
+    covering: Vec<Vec<u32>>,
+    by_start: BTreeMap<usize, Vec<u32>>,
+}
+
+impl LifetimeIndex {
+    fn new(points: usize) -> LifetimeIndex {
+        let size = points.max(1).next_power_of_two();
+        LifetimeIndex {
+            size,
+            covering: vec![Vec::new(); 2 * size],
+            by_start: BTreeMap::new(),
+        }
+    }
+
+    fn insert(&mut self, s: usize, e: usize, id: u32) {
+        self.by_start.entry(s).or_default().push(id);
+        // Iterative canonical decomposition of [s, e) over the leaves.
+        let (mut l, mut r) = (s + self.size, e + self.size);
+        while l < r {
+            if l & 1 == 1 {
+                self.covering[l].push(id);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                self.covering[r].push(id);
+            }
+            l >>= 1;
+            r >>= 1;
+        }
+    }
+
+    fn overlapping(&self, s: usize, e: usize, f: &mut impl FnMut(u32)) {
+        let mut node = s + self.size;
+        while node >= 1 {
+            for &id in &self.covering[node] {
+                f(id);
+            }
+            node >>= 1;
+        }
+        for ids in self.by_start.range(s + 1..e).map(|(_, v)| v) {
+            for &id in ids {
+                f(id);
+            }
+        }
+    }
+}
 
 pub fn plan(allocs: &Allocations, sizes: PlanSizes) -> Plan {
     let list = &allocs.list;
@@ -85,36 +136,40 @@ pub fn plan(allocs: &Allocations, sizes: PlanSizes) -> Plan {
             .then(list[x].start.cmp(&list[y].start))
             .then(x.cmp(&y))
     });
-    let n = allocs.trace_len.max(1);
-    let width = n.div_ceil(TARGET_BUCKETS).max(1);
-    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); n.div_ceil(width) + 1];
-    let mut long: Vec<u32> = Vec::new();
+    // Allocations live over the whole trace (weights, pre-trace buffers) overlap everything:
+    // they go first, packed at the bottom, and leave the index, which keeps every later
+    // placement's candidate list to the allocations that really come and go.
+    let first = order.iter().map(|&k| list[k].start).min().unwrap_or(0);
+    let last = order.iter().map(|&k| list[k].end).max().unwrap_or(0);
+    let (permanent, order): (Vec<usize>, Vec<usize>) = order
+        .into_iter()
+        .partition(|&k| list[k].start <= first && list[k].end >= last);
     let mut offsets: Vec<Option<u64>> = vec![None; list.len()];
-    let mut seen: Vec<u32> = vec![u32::MAX; list.len()];
+    let mut base = 0u64;
+    for &k in &permanent {
+        offsets[k] = Some(base);
+        base += sz[k];
+    }
+    // Compress the entry axis to the starts and ends that occur.
+    let mut points: Vec<usize> = order
+        .iter()
+        .flat_map(|&k| [list[k].start, list[k].end])
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    let rank = |i: usize| points.partition_point(|&p| p < i);
+    let mut index = LifetimeIndex::new(points.len());
     let mut cand: Vec<(u64, u64)> = Vec::new();
-    let mut arena = 0u64;
-    for (q, &k) in order.iter().enumerate() {
-        let (s, e) = (list[k].start, list[k].end);
-        let (b0, b1) = (s / width, (e - 1) / width);
+    let mut arena = base;
+    for &k in &order {
+        let (s, e) = (rank(list[k].start), rank(list[k].end));
         cand.clear();
-        let overlaps = |j: usize| list[j].start < e && list[j].end > s;
-        for &j in &long {
-            if overlaps(j as usize) {
-                let j = j as usize;
-                cand.push((offsets[j].unwrap_or(0), sz[j]));
-            }
-        }
-        for bucket in &buckets[b0..=b1] {
-            for &j in bucket {
-                let j = j as usize;
-                if seen[j] != q as u32 && overlaps(j) {
-                    seen[j] = q as u32;
-                    cand.push((offsets[j].unwrap_or(0), sz[j]));
-                }
-            }
-        }
+        index.overlapping(s, e, &mut |j| {
+            let j = j as usize;
+            cand.push((offsets[j].unwrap_or(base), sz[j]));
+        });
         cand.sort_unstable();
-        let mut at = 0u64;
+        let mut at = base;
         for &(o, l) in &cand {
             if o >= at + sz[k] {
                 break;
@@ -123,13 +178,7 @@ pub fn plan(allocs: &Allocations, sizes: PlanSizes) -> Plan {
         }
         offsets[k] = Some(at);
         arena = arena.max(at + sz[k]);
-        if b1 - b0 >= MAX_SPAN_BUCKETS {
-            long.push(k as u32);
-        } else {
-            for bucket in &mut buckets[b0..=b1] {
-                bucket.push(k as u32);
-            }
-        }
+        index.insert(s, e, k as u32);
     }
     Plan {
         sizes,
@@ -138,7 +187,7 @@ pub fn plan(allocs: &Allocations, sizes: PlanSizes) -> Plan {
         peak_live_planned,
         arena_size: arena,
         offsets,
-        planned: order.len(),
+        planned: permanent.len() + order.len(),
     }
 }
 

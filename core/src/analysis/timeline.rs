@@ -148,9 +148,10 @@ impl Timeline {
             entries: self.len(),
             start_allocated: self.start_allocated,
             start_reserved: self.start_reserved,
-            peak_allocated: peak_allocated_index.map(|i| a[i]).unwrap_or(0),
+            // Without a trace the dump is the only point known.
+            peak_allocated: peak_allocated_index.map_or(self.dump_allocated, |i| a[i]),
             peak_allocated_index,
-            peak_reserved: r.iter().copied().max().unwrap_or(0),
+            peak_reserved: r.iter().copied().max().unwrap_or(self.dump_reserved),
             end_allocated,
             end_reserved: r.last().copied().unwrap_or(self.dump_reserved),
             end_allocated_matches_dump: end_allocated == self.dump_allocated,
