@@ -138,3 +138,37 @@ fn what_if_under_the_files_settings_reproduces_the_run() {
     );
     assert_eq!(e.requests, c.requests);
 }
+
+#[test]
+fn private_pool_traces_replay_exactly() {
+    let mut a = Allocator::new(SimBacking::new(64 << 30), Config::default());
+    let mut graph = Vec::new();
+    let mut eager = Vec::new();
+    for round in 0..40u64 {
+        a.begin_allocate_to_pool((1, 0), Some(3));
+        for k in 0..6 {
+            graph.push(a.malloc((k + 1) * 3 * MIB + round * 4096, 3, None).unwrap());
+            eager.push(a.malloc((k + 2) * 5 * MIB, 0, None).unwrap());
+        }
+        a.end_allocate_to_pool((1, 0));
+        for p in graph.drain(..3) {
+            a.free(p).unwrap();
+        }
+        for p in eager.drain(..) {
+            a.free(p).unwrap();
+        }
+        if round == 30 {
+            for p in graph.drain(..) {
+                a.free(p).unwrap();
+            }
+            a.release_pool((1, 0));
+            a.empty_cache();
+        }
+    }
+    let s = a.snapshot();
+    assert!(s
+        .trace(0)
+        .iter()
+        .any(|e| e.extra.iter().any(|(k, _)| &**k == "pool_id")));
+    assert_exact(&s, "private pool");
+}

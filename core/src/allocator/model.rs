@@ -239,6 +239,7 @@ impl<B: Backing> Allocator<B> {
         b.segment_frames = frames;
         let id = self.blocks.insert(b);
         self.record(Action::SegmentAlloc, addr, alloc_size, stream, frames);
+        self.tag_pool(pool);
         Some(id)
     }
 

@@ -134,6 +134,51 @@ impl<B: Backing> Allocator<B> {
         }
     }
 
+    /// `malloc` into private pool `id` (as inside a graph capture or MemPool context on `stream`);
+    /// `(0, 0)` is the default pools.
+    pub fn malloc_in_pool(
+        &mut self,
+        orig_size: u64,
+        stream: StreamId,
+        frames: Option<crate::snapshot::StackId>,
+        id: MempoolId,
+    ) -> Result<u64, super::oom::Oom> {
+        if id == (0, 0) {
+            return self.malloc(orig_size, stream, frames);
+        }
+        let p = self.private_pool_entry(id);
+        p.use_count = p.use_count.max(1);
+        self.captures.insert(
+            0,
+            Capture {
+                pool: id,
+                stream: Some(stream),
+            },
+        );
+        let r = self.malloc(orig_size, stream, frames);
+        if let Some(i) = self
+            .captures
+            .iter()
+            .position(|c| c.pool == id && c.stream == Some(stream))
+        {
+            self.captures.remove(i);
+        }
+        r
+    }
+
+    /// Newer PyTorch tags entries of private pools with `pool_id`.
+    pub(crate) fn tag_pool(&mut self, pool: usize) {
+        if let Some((a, b)) = self.pools[pool].owner {
+            if let Some(e) = self.trace.last_mut() {
+                let v = crate::snapshot::Value::Tuple(std::sync::Arc::new(vec![
+                    crate::snapshot::Value::Int(a),
+                    crate::snapshot::Value::Int(b),
+                ]));
+                e.extra.push((std::sync::Arc::from("pool_id"), v));
+            }
+        }
+    }
+
     pub(crate) fn note_segment_added(&mut self, pool: usize) {
         if let Some(owner) = self.pools[pool].owner {
             if let Some(p) = self.private_pools.get_mut(&owner) {

@@ -59,6 +59,8 @@ impl<B: Backing> Allocator<B> {
         };
         self.active.insert(addr, block);
         self.record(Action::Alloc, addr, orig_size, stream, frames);
+        let pool = self.blocks[block].pool;
+        self.tag_pool(pool);
         self.stats.allocated += bsize;
         self.stats.peak_allocated = self.stats.peak_allocated.max(self.stats.allocated);
         self.stats.active += bsize;

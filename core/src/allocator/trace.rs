@@ -77,6 +77,11 @@ impl TraceRecorder {
         self.trim();
     }
 
+    /// The newest entry (to add fields such as `pool_id`).
+    pub fn last_mut(&mut self) -> Option<&mut TraceEntry> {
+        self.entries.back_mut()
+    }
+
     /// Oldest first.
     pub fn entries(&self) -> impl Iterator<Item = &TraceEntry> {
         self.entries.iter()

@@ -308,7 +308,10 @@ fn continue_request(
     let size = e.size.unwrap_or(0);
     let stream = e.stream.unwrap_or(0);
     report.decisions += 1;
-    match (e.action == Action::Oom, a.malloc(size, stream, e.frames)) {
+    match (
+        e.action == Action::Oom,
+        a.malloc_in_pool(size, stream, e.frames, pool_of(e)),
+    ) {
         (false, Ok(p)) => {
             let real = e.addr.unwrap_or(0);
             if p == real {
@@ -373,6 +376,18 @@ fn settle(
             ),
         );
     }
+}
+
+/// The private pool of an entry (newer torch writes `pool_id`); (0, 0) = default pools.
+fn pool_of(e: &TraceEntry) -> (i64, i64) {
+    e.extra
+        .iter()
+        .find(|(k, _)| &**k == "pool_id")
+        .and_then(|(_, v)| match v.as_seq() {
+            Some([a, b]) => Some((a.as_i64()?, b.as_i64()?)),
+            _ => None,
+        })
+        .unwrap_or((0, 0))
 }
 
 /// (stream, address) of every map and unmap: addresses inside expandable ranges.
@@ -532,7 +547,12 @@ pub fn what_if_snapshot(
         match e.action {
             Action::Alloc => {
                 requests += 1;
-                match a.malloc(e.size.unwrap_or(0), e.stream.unwrap_or(0), e.frames) {
+                match a.malloc_in_pool(
+                    e.size.unwrap_or(0),
+                    e.stream.unwrap_or(0),
+                    e.frames,
+                    pool_of(e),
+                ) {
                     Ok(p) => {
                         d.addr_map.insert(real, p);
                     }
