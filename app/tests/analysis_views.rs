@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use memsnap_app::analysis_protocol::{EntryRange, FlameMeasure, FlameRequest, TimelineRequest};
-use memsnap_app::protocol::Response;
 use memsnap_app::protocol::Request;
+use memsnap_app::protocol::Response;
 use memsnap_app::viewmodel::{answer, Analyses};
 use memsnap_core::analysis::replay::{file_config, what_if, Start};
 use memsnap_core::analysis::state_at::state_at;
@@ -19,7 +19,10 @@ fn real(name: &str) -> Option<Snapshot> {
     };
     let path = dir.join(name);
     let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("WARNING: real fixtures not found at {}, skipping", dir.display());
+        eprintln!(
+            "WARNING: real fixtures not found at {}, skipping",
+            dir.display()
+        );
         return None;
     };
     Some(memsnap_core::snapshot::read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}")))
@@ -35,19 +38,30 @@ fn ask(snap: &Snapshot, cache: &mut Analyses, req: Request) -> Response {
 
 #[test]
 fn views_of_a_full_training_step() {
-    let Some(snap) = real("cs336-d-fullstep.pickle") else { return };
+    let Some(snap) = real("cs336-d-fullstep.pickle") else {
+        return;
+    };
     let mut cache = Analyses::new();
     let tl = Timeline::build(&snap, 0);
     let n = tl.len() as u64;
     assert!(n > 1000, "the fixture has a trace");
 
     // Timeline: one point per column, covering the range; the peak is the series' maximum.
-    let Response::Timeline(t) = ask(&snap, &mut cache, Request::Timeline(TimelineRequest {
-        device: 0,
-        range: EntryRange { start: 0, end: u64::MAX },
-        width: 800,
-        height: 300,
-    })) else { panic!("not a timeline") };
+    let Response::Timeline(t) = ask(
+        &snap,
+        &mut cache,
+        Request::Timeline(TimelineRequest {
+            device: 0,
+            range: EntryRange {
+                start: 0,
+                end: u64::MAX,
+            },
+            width: 800,
+            height: 300,
+        }),
+    ) else {
+        panic!("not a timeline")
+    };
     assert_eq!(t.range, EntryRange { start: 0, end: n });
     assert_eq!(t.allocated.len(), 800);
     assert_eq!((t.allocated[0].start, t.allocated[799].end), (0, n));
@@ -57,7 +71,11 @@ fn views_of_a_full_training_step() {
     assert!(t.y_max >= peak.allocated);
     // Some column has a band, and hit-testing it names an allocation whose details come back.
     let cells: usize = t.columns.iter().map(|c| c.bands.len()).sum();
-    eprintln!("{n} entries, {} allocations, {cells} cells, bands from {} B", tl.allocations.list.len(), t.min_bytes);
+    eprintln!(
+        "{n} entries, {} allocations, {cells} cells, bands from {} B",
+        tl.allocations.list.len(),
+        t.min_bytes
+    );
     assert!(cells > 0 && cells < 500_000, "{cells} cells");
     let (col, cell) = t
         .columns
@@ -66,45 +84,98 @@ fn views_of_a_full_training_step() {
         .expect("a band");
     assert_eq!(t.hit(col, cell.y0), Some(cell.alloc));
     assert_eq!(t.hit(col, cell.y1), None);
-    assert_eq!(cell.y1 - cell.y0, tl.allocations.list[cell.alloc as usize].size);
-    let Response::Allocation(a) = ask(&snap, &mut cache, Request::Allocation { device: 0, alloc: cell.alloc })
-    else { panic!() };
+    assert_eq!(
+        cell.y1 - cell.y0,
+        tl.allocations.list[cell.alloc as usize].size
+    );
+    let Response::Allocation(a) = ask(
+        &snap,
+        &mut cache,
+        Request::Allocation {
+            device: 0,
+            alloc: cell.alloc,
+        },
+    ) else {
+        panic!()
+    };
     let core_alloc = &tl.allocations.list[cell.alloc as usize];
-    assert_eq!((a.size, a.start, a.end), (core_alloc.size, core_alloc.start as u64, core_alloc.end as u64));
+    assert_eq!(
+        (a.size, a.start, a.end),
+        (
+            core_alloc.size,
+            core_alloc.start as u64,
+            core_alloc.end as u64
+        )
+    );
     assert_eq!(a.frames.is_empty(), core_alloc.stack.is_none());
-    let with_stack = t.band_sizes.iter().find(|(k, _)| tl.allocations.list[*k as usize].stack.is_some());
-    let Response::Allocation(a) = ask(&snap, &mut cache, Request::Allocation { device: 0, alloc: with_stack.expect("a band with a stack").0 })
-    else { panic!() };
+    let with_stack = t
+        .band_sizes
+        .iter()
+        .find(|(k, _)| tl.allocations.list[*k as usize].stack.is_some());
+    let Response::Allocation(a) = ask(
+        &snap,
+        &mut cache,
+        Request::Allocation {
+            device: 0,
+            alloc: with_stack.expect("a band with a stack").0,
+        },
+    ) else {
+        panic!()
+    };
     assert!(!a.frames.is_empty());
 
     // Zoomed: a sub-range at fewer columns than entries.
-    let Response::Timeline(z) = ask(&snap, &mut cache, Request::Timeline(TimelineRequest {
-        device: 0,
-        range: EntryRange { start: n / 4, end: n / 4 + 500 },
-        width: 1000,
-        height: 300,
-    })) else { panic!() };
+    let Response::Timeline(z) = ask(
+        &snap,
+        &mut cache,
+        Request::Timeline(TimelineRequest {
+            device: 0,
+            range: EntryRange {
+                start: n / 4,
+                end: n / 4 + 500,
+            },
+            width: 1000,
+            height: 300,
+        }),
+    ) else {
+        panic!()
+    };
     assert_eq!(z.allocated.len(), 500, "at most one point per entry");
-    let core_peak = memsnap_core::analysis::range::peak_index_in(&tl, (n / 4) as usize, (n / 4 + 500) as usize);
+    let core_peak =
+        memsnap_core::analysis::range::peak_index_in(&tl, (n / 4) as usize, (n / 4 + 500) as usize);
     assert_eq!(z.peak.map(|p| p.index as usize), core_peak);
 
     // State at an entry: the same segments core's state_at gives.
     for index in [0, n / 3, n] {
         let Response::StateAt(s) = ask(&snap, &mut cache, Request::StateAt { device: 0, index })
-        else { panic!() };
+        else {
+            panic!()
+        };
         let native = state_at(&snap, 0, index as usize);
-        assert_eq!(s.segments.segments.len(), native.len(), "segments at {index}");
+        assert_eq!(
+            s.segments.segments.len(),
+            native.len(),
+            "segments at {index}"
+        );
         let blocks: usize = native.iter().map(|s| s.blocks.len()).sum();
         assert_eq!(s.segments.block_count(), blocks, "blocks at {index}");
     }
 
     // What-if: the model's figures as core's what_if gives them.
-    let Response::Insights(ins) = ask(&snap, &mut cache, Request::Insights { device: 0 }) else { panic!() };
+    let Response::Insights(ins) = ask(&snap, &mut cache, Request::Insights { device: 0 }) else {
+        panic!()
+    };
     assert!(!ins.fixes.is_empty() || ins.free == 0);
     let mut req = ins.defaults.clone();
     req.expandable_segments = !req.expandable_segments;
-    let Response::WhatIf(w) = ask(&snap, &mut cache, Request::WhatIf(req.clone())) else { panic!() };
-    let start = if w.start == "clean" { Start::Clean } else { Start::Reconstructed };
+    let Response::WhatIf(w) = ask(&snap, &mut cache, Request::WhatIf(req.clone())) else {
+        panic!()
+    };
+    let start = if w.start == "clean" {
+        Start::Clean
+    } else {
+        Start::Reconstructed
+    };
     let mut cfg = file_config(&snap).unwrap();
     cfg.expandable_segments = req.expandable_segments;
     let native = what_if(&snap, 0, cfg, start, req.capacity).unwrap();
@@ -115,26 +186,61 @@ fn views_of_a_full_training_step() {
 
     // Flame graph at the peak: the root holds the peak's live bytes, filtered or not.
     for all_frames in [false, true] {
-        let Response::Flame(f) = ask(&snap, &mut cache, Request::Flame(FlameRequest {
-            device: 0,
-            range: EntryRange { start: 0, end: n },
-            measure: FlameMeasure::LiveAt(None),
-            all_frames,
-        })) else { panic!() };
+        let Response::Flame(f) = ask(
+            &snap,
+            &mut cache,
+            Request::Flame(FlameRequest {
+                device: 0,
+                range: EntryRange { start: 0, end: n },
+                measure: FlameMeasure::LiveAt(None),
+                all_frames,
+            }),
+        ) else {
+            panic!()
+        };
         assert_eq!(f.total, peak.allocated);
         assert_eq!(f.point, Some(peak.index));
         assert!(f.nodes.len() > 1);
     }
 
     // Anomalies over the whole trace and an empty range.
-    let Response::Anomalies(an) = ask(&snap, &mut cache, Request::Anomalies { device: 0, range: EntryRange { start: 0, end: n } })
-    else { panic!() };
-    let Response::Anomalies(none) = ask(&snap, &mut cache, Request::Anomalies { device: 0, range: EntryRange { start: 0, end: 0 } })
-    else { panic!() };
+    let Response::Anomalies(an) = ask(
+        &snap,
+        &mut cache,
+        Request::Anomalies {
+            device: 0,
+            range: EntryRange { start: 0, end: n },
+        },
+    ) else {
+        panic!()
+    };
+    let Response::Anomalies(none) = ask(
+        &snap,
+        &mut cache,
+        Request::Anomalies {
+            device: 0,
+            range: EntryRange { start: 0, end: 0 },
+        },
+    ) else {
+        panic!()
+    };
     assert!(none.leak_count == 0 && none.ooms.is_empty());
     assert!(an.leak_count >= none.leak_count);
 
     // Bad ids are errors, not panics.
-    assert!(matches!(answer(&snap, &mut cache, &Request::Allocation { device: 0, alloc: u32::MAX }), Response::Failed { .. }));
-    assert!(matches!(answer(&snap, &mut cache, &Request::Stack { stack: u32::MAX }), Response::Failed { .. }));
+    assert!(matches!(
+        answer(
+            &snap,
+            &mut cache,
+            &Request::Allocation {
+                device: 0,
+                alloc: u32::MAX
+            }
+        ),
+        Response::Failed { .. }
+    ));
+    assert!(matches!(
+        answer(&snap, &mut cache, &Request::Stack { stack: u32::MAX }),
+        Response::Failed { .. }
+    ));
 }

@@ -15,7 +15,11 @@ use super::whatif::whatif_view;
 use crate::protocol::{Request, Response};
 
 /// `None` for the requests this module does not answer.
-pub fn answer_analysis(snap: &Snapshot, cache: &mut Analyses, request: &Request) -> Option<Response> {
+pub fn answer_analysis(
+    snap: &Snapshot,
+    cache: &mut Analyses,
+    request: &Request,
+) -> Option<Response> {
     let failed = |message: String| Response::Failed { message };
     Some(match request {
         Request::Timeline(req) => Response::Timeline(timeline_view(snap, cache, req)),

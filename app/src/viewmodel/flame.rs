@@ -35,11 +35,17 @@ pub fn flame_view(snap: &Snapshot, cache: &mut Analyses, req: &FlameRequest) -> 
                 None if al.end == trace_len => al.size,
                 _ => 0,
             };
-            (flamegraph_by(snap, &tl.allocations.list, weight, keep), point)
+            (
+                flamegraph_by(snap, &tl.allocations.list, weight, keep),
+                point,
+            )
         }
         FlameMeasure::BytesTimesLifetime => {
             let weight = |al: &Allocation| al.size.saturating_mul(lifetime_in(al, a, b));
-            (flamegraph_by(snap, &tl.allocations.list, weight, keep), None)
+            (
+                flamegraph_by(snap, &tl.allocations.list, weight, keep),
+                None,
+            )
         }
     };
     let mut nodes = Vec::new();

@@ -8,7 +8,12 @@ use super::timeline::to_usize;
 use crate::analysis_protocol::StateAtView;
 
 /// Segments before entry `index` (after the first `index` entries; the trace length is the dump).
-pub fn state_at_view(snap: &Snapshot, cache: &mut Analyses, device: i64, index: u64) -> StateAtView {
+pub fn state_at_view(
+    snap: &Snapshot,
+    cache: &mut Analyses,
+    device: i64,
+    index: u64,
+) -> StateAtView {
     let history = cache.history(snap, device);
     let entries = history.len() as u64;
     let index = index.min(entries);

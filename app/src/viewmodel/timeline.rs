@@ -23,11 +23,7 @@ const SUBPIXEL_BANDS: u64 = 8;
 const MAX_WIDTH: u32 = 8192;
 const MAX_HEIGHT: u32 = 4096;
 
-pub fn timeline_view(
-    snap: &Snapshot,
-    cache: &mut Analyses,
-    req: &TimelineRequest,
-) -> TimelineView {
+pub fn timeline_view(snap: &Snapshot, cache: &mut Analyses, req: &TimelineRequest) -> TimelineView {
     let device = req.device;
     let tl = cache.timeline(snap, device);
     let (a, b) = clamp(tl, to_usize(req.range.start), to_usize(req.range.end));

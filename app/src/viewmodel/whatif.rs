@@ -52,10 +52,17 @@ pub fn whatif_view(
     let changed_cfg = changed_config(&base, req)?;
     // From the reconstructed state at the first entry, or from an empty device when that state
     // cannot be seeded into the model.
-    let (original, start) = match what_if(snap, device, base.clone(), Start::Reconstructed, req.capacity) {
+    let (original, start) = match what_if(
+        snap,
+        device,
+        base.clone(),
+        Start::Reconstructed,
+        req.capacity,
+    ) {
         Ok(w) => (w, Start::Reconstructed),
         Err(_) => (
-            what_if(snap, device, base.clone(), Start::Clean, req.capacity).map_err(|e| e.to_string())?,
+            what_if(snap, device, base.clone(), Start::Clean, req.capacity)
+                .map_err(|e| e.to_string())?,
             Start::Clean,
         ),
     };

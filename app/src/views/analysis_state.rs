@@ -102,7 +102,13 @@ pub fn range(state: &AppState, an: &Analysis) -> EntryRange {
 }
 
 /// Shows a stack fetched by id in the stack panel, with `facts` above it.
-pub fn pick_stack(state: AppState, an: Analysis, stack: Option<u32>, facts: Vec<(String, String)>, caption: &str) {
+pub fn pick_stack(
+    state: AppState,
+    an: Analysis,
+    stack: Option<u32>,
+    facts: Vec<(String, String)>,
+    caption: &str,
+) {
     let caption = caption.to_string();
     let Some(stack) = stack else {
         an.pick(

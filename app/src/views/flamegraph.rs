@@ -116,7 +116,9 @@ pub fn FlameGraph() -> impl IntoView {
 
 /// Warm hues, stable per frame name.
 fn name_hue(name: &str) -> u32 {
-    let h = name.bytes().fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
+    let h = name
+        .bytes()
+        .fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
     h % 55
 }
 

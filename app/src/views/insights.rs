@@ -14,7 +14,11 @@ pub fn Insights() -> impl IntoView {
     let an = expect_context::<Analysis>();
     move || {
         let d = an.insights.get()?;
-        let hole_pct = if d.free == 0 { 0.0 } else { d.largest_free as f64 * 100.0 / d.free as f64 };
+        let hole_pct = if d.free == 0 {
+            0.0
+        } else {
+            d.largest_free as f64 * 100.0 / d.free as f64
+        };
         let conf = if d.conf.is_empty() {
             "PYTORCH_CUDA_ALLOC_CONF= (defaults)".to_string()
         } else {

@@ -25,7 +25,9 @@ pub fn StateSlider() -> impl IntoView {
         queued: StoredValue<Option<u64>>,
         index: u64,
     ) {
-        let Some(device) = state.device.get_untracked() else { return };
+        let Some(device) = state.device.get_untracked() else {
+            return;
+        };
         if in_flight.get_value() {
             queued.set_value(Some(index));
             return;
@@ -36,7 +38,10 @@ pub fn StateSlider() -> impl IntoView {
             let next = queued.try_update_value(|q| q.take()).flatten();
             match r {
                 // A newer position is queued: skip drawing this one.
-                Response::StateAt(v) if next.is_none() && state.device.get_untracked() == Some(v.segments.device) => {
+                Response::StateAt(v)
+                    if next.is_none()
+                        && state.device.get_untracked() == Some(v.segments.device) =>
+                {
                     shown.set(Some((v.index, v.time_us)));
                     state.hover.set(None);
                     state.segments.set(Some(Arc::new(v.segments)));

@@ -139,7 +139,9 @@ pub fn Timeline() -> impl IntoView {
         v.hit(col, bytes)
     };
     let show = move |alloc: u32, sticky: bool| {
-        let Some(device) = state.device.get_untracked() else { return };
+        let Some(device) = state.device.get_untracked() else {
+            return;
+        };
         if !sticky && hovered.get_untracked() == Some(alloc) {
             return;
         }
@@ -328,7 +330,10 @@ fn describe(a: &AllocationView) -> Picked {
     };
     facts.push((
         "Lifetime".to_string(),
-        format!("entries {from} → {to} ({} entries)", a.end.saturating_sub(a.start)),
+        format!(
+            "entries {from} → {to} ({} entries)",
+            a.end.saturating_sub(a.start)
+        ),
     ));
     if let (Some(t0), Some(t1)) = (a.start_time_us, a.end_time_us) {
         facts.push((
@@ -409,8 +414,12 @@ fn draw(
     let plot_h = HEIGHT - TOP - BOTTOM;
     let Some(v) = v.filter(|v| !v.range.is_empty()) else {
         ctx.set_fill_style_str(&muted);
-        ctx.fill_text("No trace entries: this file has no allocation history.", LEFT, TOP + plot_h / 2.0)
-            .ok();
+        ctx.fill_text(
+            "No trace entries: this file has no allocation history.",
+            LEFT,
+            TOP + plot_h / 2.0,
+        )
+        .ok();
         return;
     };
     let y_max = v.y_max.max(1) as f64;
@@ -438,7 +447,10 @@ fn draw(
     let mut px = vec![0u8; pw * ph * 4];
     let mut paint = |x0: usize, x1: usize, top: f64, bottom: f64, rgb: [u8; 3], alpha: u8| {
         let r0 = (top.max(0.0) as usize).min(ph);
-        let r1 = (bottom.ceil().max(0.0) as usize).min(ph).max(r0 + 1).min(ph);
+        let r1 = (bottom.ceil().max(0.0) as usize)
+            .min(ph)
+            .max(r0 + 1)
+            .min(ph);
         for row in r0..r1 {
             for x in x0..x1.min(pw) {
                 let o = (row * pw + x) * 4;
@@ -461,10 +473,18 @@ fn draw(
             top = cell.y1;
         }
         if col.small_max > 0 {
-            paint(x0, x1, to_row(top + col.small_max), to_row(top), [150, 158, 172], 150);
+            paint(
+                x0,
+                x1,
+                to_row(top + col.small_max),
+                to_row(top),
+                [150, 158, 172],
+                150,
+            );
         }
     }
-    if let Ok(img) = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), pw as u32, ph as u32) {
+    if let Ok(img) = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), pw as u32, ph as u32)
+    {
         ctx.put_image_data(&img, LEFT, TOP).ok();
     }
 
@@ -488,7 +508,8 @@ fn draw(
         let x = x_of(p.index).round() + 0.5;
         ctx.set_stroke_style_str("#d33c2f");
         ctx.set_line_width(1.0);
-        ctx.set_line_dash(&js_sys::Array::of2(&4.into(), &3.into())).ok();
+        ctx.set_line_dash(&js_sys::Array::of2(&4.into(), &3.into()))
+            .ok();
         ctx.begin_path();
         ctx.move_to(x, TOP);
         ctx.line_to(x, TOP + plot_h);
@@ -520,11 +541,19 @@ fn draw(
         None => format!("entry {i}"),
     };
     ctx.set_text_align("left");
-    ctx.fill_text(&with_time(v.range.start, v.start_time_us), LEFT, HEIGHT - 6.0)
-        .ok();
+    ctx.fill_text(
+        &with_time(v.range.start, v.start_time_us),
+        LEFT,
+        HEIGHT - 6.0,
+    )
+    .ok();
     ctx.set_text_align("right");
-    ctx.fill_text(&with_time(v.range.end, v.end_time_us), LEFT + plot_w, HEIGHT - 6.0)
-        .ok();
+    ctx.fill_text(
+        &with_time(v.range.end, v.end_time_us),
+        LEFT + plot_w,
+        HEIGHT - 6.0,
+    )
+    .ok();
     ctx.set_text_align("center");
     ctx.fill_text(
         &format!("{} entries shown", v.range.len()),

@@ -19,6 +19,8 @@ pub fn WhatIf() -> impl IntoView {
     let roundup = RwSignal::new(String::new());
     let gc = RwSignal::new(String::new());
     let capacity_gib = RwSignal::new(String::new());
+    // The file's device size in bytes and as first shown: unedited, the exact bytes are sent.
+    let default_capacity = StoredValue::new((None::<u64>, String::new()));
     let running = RwSignal::new(false);
     let result = RwSignal::new(None::<WhatIfView>);
     let error = RwSignal::new(None::<String>);
@@ -27,20 +29,33 @@ pub fn WhatIf() -> impl IntoView {
     Effect::new(move |_| {
         result.set(None);
         error.set(None);
-        let Some(d) = an.insights.get().map(|i| i.defaults.clone()) else { return };
+        let Some(d) = an.insights.get().map(|i| i.defaults.clone()) else {
+            return;
+        };
         expandable.set(d.expandable_segments);
-        max_split.set(d.max_split_size_mb.map(|m| m.to_string()).unwrap_or_default());
-        roundup.set(d.roundup_power2_divisions.clone());
-        gc.set(d.garbage_collection_threshold.map(|t| t.to_string()).unwrap_or_default());
-        capacity_gib.set(
-            d.capacity
-                .map(|c| format!("{:.2}", c as f64 / (1u64 << 30) as f64))
+        max_split.set(
+            d.max_split_size_mb
+                .map(|m| m.to_string())
                 .unwrap_or_default(),
         );
+        roundup.set(d.roundup_power2_divisions.clone());
+        gc.set(
+            d.garbage_collection_threshold
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
+        );
+        let shown = d
+            .capacity
+            .map(|c| format!("{:.2}", c as f64 / (1u64 << 30) as f64))
+            .unwrap_or_default();
+        default_capacity.set_value((d.capacity, shown.clone()));
+        capacity_gib.set(shown);
     });
 
     let run = move |_| {
-        let Some(device) = state.device.get_untracked() else { return };
+        let Some(device) = state.device.get_untracked() else {
+            return;
+        };
         let number = |s: String, what: &str| -> Result<Option<f64>, String> {
             let s = s.trim().to_string();
             if s.is_empty() {
@@ -57,9 +72,15 @@ pub fn WhatIf() -> impl IntoView {
                 max_split_size_mb: number(max_split.get_untracked(), "max_split_size_mb")?
                     .map(|v| v as u64),
                 roundup_power2_divisions: roundup.get_untracked(),
-                garbage_collection_threshold: number(gc.get_untracked(), "garbage_collection_threshold")?,
-                capacity: number(capacity_gib.get_untracked(), "device memory")?
-                    .map(|g| (g * (1u64 << 30) as f64) as u64),
+                garbage_collection_threshold: number(
+                    gc.get_untracked(),
+                    "garbage_collection_threshold",
+                )?,
+                capacity: match default_capacity.get_value() {
+                    (bytes, shown) if shown == capacity_gib.get_untracked() => bytes,
+                    _ => number(capacity_gib.get_untracked(), "device memory")?
+                        .map(|g| (g * (1u64 << 30) as f64) as u64),
+                },
             })
         })();
         let req = match parsed {
@@ -116,7 +137,13 @@ fn result_view(v: WhatIfView) -> impl IntoView {
         }
     };
     let bytes = |b: u64| format::bytes(b);
-    let conf = |s: &str| if s.is_empty() { "(defaults)".to_string() } else { s.to_string() };
+    let conf = |s: &str| {
+        if s.is_empty() {
+            "(defaults)".to_string()
+        } else {
+            s.to_string()
+        }
+    };
     view! {
         <div class="whatif-result" data-testid="whatif-result"
             data-peak-reserved=v.changed.peak_reserved.to_string()

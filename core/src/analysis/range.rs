@@ -21,7 +21,13 @@ pub fn peak_index_in(tl: &Timeline, start: usize, end: usize) -> Option<usize> {
 /// The band threshold that draws about the `count` largest allocations live inside
 /// `start..end` (as MemoryViz.js draws only the largest ones): the size of the `count`-th
 /// largest, never below `floor`. Smaller ones are summarised.
-pub fn min_bytes_for_count(tl: &Timeline, start: usize, end: usize, count: usize, floor: u64) -> u64 {
+pub fn min_bytes_for_count(
+    tl: &Timeline,
+    start: usize,
+    end: usize,
+    count: usize,
+    floor: u64,
+) -> u64 {
     let mut sizes: Vec<u64> = tl
         .allocations
         .list
