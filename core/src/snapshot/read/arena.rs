@@ -134,6 +134,17 @@ pub(super) fn long_from_le<'a>(bytes: Cow<'a, [u8]>) -> Node<'a> {
         buf[..k].copy_from_slice(&bytes[..k]);
         Node::Int(i64::from_le_bytes(buf))
     } else {
-        Node::BigInt(bytes)
+        // Minimal form (no redundant sign bytes), so equal integers have equal bytes.
+        let mut keep = n;
+        while keep > 9 && bytes[keep - 1] == fill && (bytes[keep - 2] & 0x80 != 0) == negative {
+            keep -= 1;
+        }
+        Node::BigInt(match bytes {
+            Cow::Borrowed(b) => Cow::Borrowed(&b[..keep]),
+            Cow::Owned(mut b) => {
+                b.truncate(keep);
+                Cow::Owned(b)
+            }
+        })
     }
 }

@@ -285,6 +285,38 @@ impl<'a> Machine<'a> {
         self.memo_get_sparse(key)
     }
 
+    /// A run of BINGET/LONG_BINGET opcodes from `self.start` (a frame list is 20-40 of them,
+    /// and they are most of a snapshot's opcodes), pushed in one tight loop instead of one
+    /// dispatch each. Stops before the first get it cannot do here (argument cut short, key
+    /// not in the dense memo) and leaves `self.pos` there, so that the main loop runs that one
+    /// with its checks and messages. False when it did nothing.
+    #[inline(always)]
+    fn memo_get_run(&mut self) -> bool {
+        let data = self.data;
+        let mut pos = self.start;
+        loop {
+            let (key, next) = match data.get(pos..pos + 5) {
+                Some(&[op::LONG_BINGET, a, b, c, d, ..]) => {
+                    (u32::from_le_bytes([a, b, c, d]) as usize, pos + 5)
+                }
+                _ => match data.get(pos..pos + 2) {
+                    Some(&[op::BINGET, k]) => (usize::from(k), pos + 2),
+                    _ => break,
+                },
+            };
+            match self.memo_dense.get(key) {
+                Some(&id) if id != NO_NODE => self.stack.push(id),
+                _ => break,
+            }
+            pos = next;
+        }
+        if pos == self.start {
+            return false;
+        }
+        self.pos = pos;
+        true
+    }
+
     fn memo_get_sparse(&mut self, key: u64) -> Result<(), ReadError> {
         match self.memo_sparse.get(&key).copied() {
             Some(id) => {
@@ -352,6 +384,7 @@ impl<'a> Machine<'a> {
             self.op = opcode;
             self.pos += 1;
             match opcode {
+                op::BINGET | op::LONG_BINGET if self.memo_get_run() => {}
                 op::BINGET => {
                     let k = self.byte()?;
                     self.memo_get(u64::from(k))?;

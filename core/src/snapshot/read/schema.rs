@@ -39,6 +39,8 @@ impl std::fmt::Display for Path<'_> {
 }
 
 const UNSET: u32 = u32::MAX;
+/// Strings up to this many bytes are shared by content as well as by node.
+const SHARE_BY_CONTENT_MAX: usize = 96;
 
 /// Dicts up to this many pairs are searched for repeated keys linearly, longer ones folded with
 /// a map (a crafted dict of 100k unknown keys was quadratic: minutes for a 1 MB file).
@@ -47,8 +49,10 @@ const SMALL_DICT: usize = 16;
 struct Builder<'r, 'a> {
     arena: &'r Arena<'a>,
     stacks: Stacks,
-    /// Node id -> FrameId (frame dict nodes) or StackId (frame list nodes).
+    /// Node id -> FrameId (frame dict nodes), StackId (frame list nodes) or an index into
+    /// `string_table` (str nodes): each node kind has its own meaning, so one table serves.
     interned: Vec<u32>,
+    string_table: Vec<Arc<str>>,
     strings: HashMap<&'r str, Arc<str>>,
     values: Values,
     /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
@@ -61,6 +65,7 @@ pub(super) fn build(arena: &Arena<'_>, input_len: u64) -> Result<Snapshot, ReadE
         arena,
         stacks: Stacks::new(),
         interned: vec![UNSET; arena.nodes.len()],
+        string_table: Vec::new(),
         strings: HashMap::new(),
         values: Values::default(),
         budget: input_len,
@@ -160,9 +165,24 @@ impl<'r, 'a> Builder<'r, 'a> {
             .clone()
     }
 
+    /// A string node as a shared `Arc<str>`: once per node (memo references repeat a node), and
+    /// equal short contents share one `Arc` too.
     fn string(&mut self, id: NodeId, path: &Path) -> Result<Arc<str>, ReadError> {
+        let known = self.interned[id as usize];
+        if known != UNSET {
+            return Ok(self.string_table[known as usize].clone());
+        }
         let s = self.str_ref(id, path)?;
-        Ok(self.intern(s))
+        // Long strings (C++ symbol names) are rarely repeated without a memo reference, and
+        // hashing them dominated reading files full of them: share those by node only.
+        let arc = if s.len() <= SHARE_BY_CONTENT_MAX {
+            self.intern(s)
+        } else {
+            Arc::from(s)
+        };
+        self.interned[id as usize] = self.string_table.len() as u32;
+        self.string_table.push(arc.clone());
+        Ok(arc)
     }
 
     fn list(&self, id: NodeId, path: &Path) -> Result<&'r [NodeId], ReadError> {

@@ -99,6 +99,11 @@ fn integers_of_every_width() {
             Value::Int(-2),
         ),
         (vec![op::LONG4, 2, 0, 0, 0, 0x00, 0x01], Value::Int(256)),
+        (
+            // 2^64 with redundant zero bytes: kept in minimal form, equal to the 9-byte one.
+            vec![op::LONG1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0],
+            Value::BigInt(Arc::from(&[0u8, 0, 0, 0, 0, 0, 0, 0, 1][..])),
+        ),
         (b"I42\n".to_vec(), Value::Int(42)),
         (b"I01\n".to_vec(), Value::Bool(true)),
         (b"L-5L\n".to_vec(), Value::Int(-5)),
