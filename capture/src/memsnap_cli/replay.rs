@@ -28,6 +28,9 @@ pub struct Args {
     /// Start what-if replays from no segments instead of the reconstructed start state.
     #[arg(long)]
     pub clean: bool,
+    /// Device memory for what-if replays, in GiB (default: unlimited), so that OOMs show.
+    #[arg(long, value_name = "GIB")]
+    pub capacity_gib: Option<f64>,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -39,6 +42,7 @@ fn figures_json(f: &Figures) -> serde_json::Value {
         "peak_allocated": f.peak_allocated,
         "final_reserved": f.final_reserved,
         "final_allocated": f.final_allocated,
+        "peak_cached": f.peak_cached,
         "ooms": f.ooms,
         "segment_allocs": f.segment_allocs,
         "segment_frees": f.segment_frees,
@@ -97,6 +101,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "no trace to replay (device_traces is empty)",
         ));
     }
+    let capacity = match args.capacity_gib {
+        Some(g) if g.is_finite() && g > 0.0 => Some((g * (1u64 << 30) as f64) as u64),
+        Some(g) => {
+            return Err(CliError::new(
+                "--capacity-gib",
+                format!("expected a positive number, got {g}"),
+            ))
+        }
+        None => None,
+    };
     let start = if args.clean {
         Start::Clean
     } else {
@@ -110,15 +124,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let what_if = if args.set.is_empty() {
             None
         } else {
-            let (b, _) = what_if_snapshot(&snapshot, dev, base.clone(), start, None)
+            let (b, _) = what_if_snapshot(&snapshot, dev, base.clone(), start, capacity)
                 .map_err(|e| CliError::new(&args.file, e))?;
-            let (c, snap) = what_if_snapshot(&snapshot, dev, changed.clone(), start, None)
+            let (c, snap) = what_if_snapshot(&snapshot, dev, changed.clone(), start, capacity)
                 .map_err(|e| CliError::new(&args.file, e))?;
             written.get_or_insert(snap);
             Some((b, c))
         };
         if written.is_none() && args.output.is_some() {
-            let (_, snap) = what_if_snapshot(&snapshot, dev, base.clone(), start, None)
+            let (_, snap) = what_if_snapshot(&snapshot, dev, base.clone(), start, capacity)
                 .map_err(|e| CliError::new(&args.file, e))?;
             written = Some(snap);
         }
@@ -202,6 +216,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     b.figures.final_reserved,
                     c.figures.final_reserved,
                 ),
+                ("peak cached", b.figures.peak_cached, c.figures.peak_cached),
             ];
             for (label, x, y) in rows {
                 text.push_str(&format!("  {label:<16} {:>24} {:>24}\n", gib(x), gib(y)));

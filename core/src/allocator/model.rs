@@ -27,6 +27,8 @@ pub struct Stats {
     /// Allocated plus freed-but-pending blocks.
     pub active: u64,
     pub requested: u64,
+    /// Largest reserved-but-unallocated (cached) bytes seen after any malloc or free.
+    pub peak_cached: u64,
     pub num_ooms: u64,
     pub num_alloc_retries: u64,
     pub num_device_alloc: u64,
@@ -204,7 +206,14 @@ impl<B: Backing> Allocator<B> {
         let Some(block) = found else {
             return Err(self.out_of_memory(size, alloc_size, stream, frames));
         };
-        Ok(self.alloc_found_block(block, size, orig_size, frames))
+        let addr = self.alloc_found_block(block, size, orig_size, frames);
+        self.note_cached();
+        Ok(addr)
+    }
+
+    fn note_cached(&mut self) {
+        let cached = self.stats.reserved.saturating_sub(self.stats.allocated);
+        self.stats.peak_cached = self.stats.peak_cached.max(cached);
     }
 
     /// A new segment for the request (`alloc_block`): cudaMalloc of `alloc_size`, or growing an
@@ -266,6 +275,7 @@ impl<B: Backing> Allocator<B> {
         } else {
             self.free_block(id);
         }
+        self.note_cached();
         Ok(())
     }
 

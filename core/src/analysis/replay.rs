@@ -40,6 +40,8 @@ pub struct Figures {
     pub peak_allocated: u64,
     pub final_reserved: u64,
     pub final_allocated: u64,
+    /// Largest reserved-but-unallocated bytes (fragmentation and cache) at any point.
+    pub peak_cached: u64,
     pub ooms: u64,
     pub segment_allocs: u64,
     pub segment_frees: u64,
@@ -52,6 +54,7 @@ impl Figures {
             peak_allocated: stats.peak_allocated,
             final_reserved: stats.reserved,
             final_allocated: stats.allocated,
+            peak_cached: stats.peak_cached,
             ooms: stats.num_ooms,
             segment_allocs: stats.num_device_alloc,
             segment_frees: stats.num_device_free,
