@@ -112,6 +112,7 @@ fn synthetic(n: usize, weights: usize) -> Allocations {
                 requested: size,
                 size,
                 size_exact: true,
+                new_segment: false,
                 start,
                 end: (start + life).min(n_entries),
                 alloc_index: Some(start),

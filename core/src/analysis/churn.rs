@@ -38,6 +38,10 @@ pub struct Alternation {
     pub alternations: usize,
     pub allocs_smaller: usize,
     pub allocs_larger: usize,
+    /// Allocations of the two sizes, after the first of each, that found no cached block and
+    /// needed a new segment: what the alternation costs. Zero means every later request reused
+    /// a hole, and the pattern is harmless.
+    pub new_segments: usize,
     /// What the smaller size leaves when carved from the larger one's hole.
     pub remainder: u64,
     /// The smaller size may not take the larger's block at all (the larger is at or above
@@ -64,14 +68,31 @@ pub struct Churn {
     pub verdict: String,
 }
 
-/// Alternations at which the pattern is reported.
-pub const ALTERNATION_THRESHOLD: usize = 4;
+/// Alternations at which the pattern is reported (A B A B: three switches).
+pub const ALTERNATION_THRESHOLD: usize = 3;
 /// Large sizes considered for pairs (the most frequent ones).
 const TOP_SIZES: usize = 8;
 
 fn max_split(settings: Option<&AllocatorSettings>) -> Option<u64> {
     let v = settings?.get("max_split_size")?.as_i64()?;
     (v > 0).then_some(v as u64)
+}
+
+/// Allocations of size `a` or `b` that needed a new segment, not counting each size's first.
+fn count_misses(seq: &[&Allocation], a: u64, b: u64) -> usize {
+    let (mut seen_a, mut seen_b, mut n) = (false, false, 0);
+    for x in seq.iter().filter(|x| x.size == a || x.size == b) {
+        let seen = if x.size == a {
+            &mut seen_a
+        } else {
+            &mut seen_b
+        };
+        if *seen && x.new_segment {
+            n += 1;
+        }
+        *seen = true;
+    }
+    n
 }
 
 fn count_alternations(seq: &[&Allocation], a: u64, b: u64) -> usize {
@@ -156,31 +177,35 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
         .filter(|s| s.size > SMALL_SIZE && s.allocs >= 2)
         .take(TOP_SIZES)
         .collect();
-    let mut best: Option<(usize, u64, u64)> = None;
+    // The costliest pair: most new segments, then most alternations.
+    let mut best: Option<(usize, usize, u64, u64)> = None;
     for (i, x) in top.iter().enumerate() {
         for y in &top[i + 1..] {
             let (a, b) = (x.size.min(y.size), x.size.max(y.size));
             let n = count_alternations(&large, a, b);
-            if best.is_none_or(|(m, _, _)| n > m) {
-                best = Some((n, a, b));
+            if n < ALTERNATION_THRESHOLD {
+                continue;
+            }
+            let m = count_misses(&large, a, b);
+            if m > 0 && best.is_none_or(|(bm, bn, _, _)| (m, n) > (bm, bn)) {
+                best = Some((m, n, a, b));
             }
         }
     }
     let ms = max_split(settings);
-    let alternating = best
-        .filter(|(n, _, _)| *n >= ALTERNATION_THRESHOLD)
-        .map(|(n, a, b)| {
-            let count = |s: u64| sizes.iter().find(|x| x.size == s).map_or(0, |x| x.allocs);
-            Alternation {
-                smaller: a,
-                larger: b,
-                alternations: n,
-                allocs_smaller: count(a),
-                allocs_larger: count(b),
-                remainder: b - a,
-                smaller_blocked_by_max_split: ms.is_some_and(|m| a < m && b >= m),
-            }
-        });
+    let alternating = best.map(|(m, n, a, b)| {
+        let count = |s: u64| sizes.iter().find(|x| x.size == s).map_or(0, |x| x.allocs);
+        Alternation {
+            smaller: a,
+            larger: b,
+            alternations: n,
+            new_segments: m,
+            allocs_smaller: count(a),
+            allocs_larger: count(b),
+            remainder: b - a,
+            smaller_blocked_by_max_split: ms.is_some_and(|m| a < m && b >= m),
+        }
+    });
     let distinct_large_sizes = sizes.iter().filter(|s| s.size > SMALL_SIZE).count();
     let turnover = if peak_live == 0 {
         0.0
@@ -189,11 +214,13 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
     };
     let verdict = match &alternating {
         Some(al) => format!(
-            "alternating sizes: {} B and {} B switch {} times with frees in between; a {} B request \
-             cannot reuse a {} B hole, and a {} B request carved from a {} B hole leaves {} B{}",
+            "alternating sizes: {} B and {} B switch {} times with frees in between and needed {} \
+             new segments; a {} B request cannot reuse a {} B hole, and a {} B request carved from \
+             a {} B hole leaves {} B{}",
             al.smaller,
             al.larger,
             al.alternations,
+            al.new_segments,
             al.larger,
             al.smaller,
             al.smaller,
@@ -207,7 +234,8 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
         ),
         None if traced.is_empty() => "no allocations in the trace".to_string(),
         None => format!(
-            "no alternating-size pattern; {} distinct sizes ({} above 1 MiB), turnover {:.1}x the peak",
+            "no costly alternating-size pattern (sizes that alternate reuse their own holes); \
+             {} distinct sizes ({} above 1 MiB), turnover {:.1}x the peak",
             sizes.len(),
             distinct_large_sizes,
             turnover
@@ -236,10 +264,14 @@ mod tests {
 
     #[test]
     fn detects_alternation() {
+        // Each allocation needs a new segment (its holes are elsewhere, e.g. pinned).
         let mut t = Vec::new();
         for k in 0..5u64 {
-            t.extend(alloc_free(0x1000_0000 + k * 0x100_0000, 30 * MB));
-            t.extend(alloc_free(0x4000_0000 + k * 0x100_0000, 50 * MB));
+            let (a, b) = (0x1000_0000 + k * 0x400_0000, 0x4000_0000 + k * 0x400_0000);
+            t.push(entry(crate::snapshot::Action::SegmentAlloc, a, 30 * MB));
+            t.extend(alloc_free(a, 30 * MB));
+            t.push(entry(crate::snapshot::Action::SegmentAlloc, b, 50 * MB));
+            t.extend(alloc_free(b, 50 * MB));
         }
         t.extend(alloc_free(0x9000, 1000));
         let snap = snapshot(vec![], t);
@@ -256,6 +288,7 @@ mod tests {
             (30 * MB, 50 * MB, 9)
         );
         assert_eq!(al.remainder, 20 * MB);
+        assert_eq!(al.new_segments, 8);
         assert!(c.verdict.contains("switch 9 times"));
         let classes: Vec<(u32, usize)> = c.classes.iter().map(|x| (x.log2, x.allocs)).collect();
         assert_eq!(classes, vec![(10, 1), (24, 5), (25, 5)]);
@@ -281,6 +314,21 @@ mod tests {
         assert!(c.alternating.is_none(), "{:?}", c.alternating);
         assert_eq!(c.peak_live, 400 * MB);
         assert!((c.turnover - 1.0).abs() < 1e-9);
-        assert!(c.verdict.starts_with("no alternating"));
+        assert!(c.verdict.starts_with("no costly alternating"));
+    }
+
+    #[test]
+    fn alternation_that_reuses_holes_is_harmless() {
+        // The same sizes alternate, but after the first of each every request reuses a hole.
+        let mut t = vec![
+            entry(crate::snapshot::Action::SegmentAlloc, 0x1000_0000, 30 * MB),
+            entry(crate::snapshot::Action::SegmentAlloc, 0x4000_0000, 50 * MB),
+        ];
+        for _ in 0..5 {
+            t.extend(alloc_free(0x1000_0000, 30 * MB));
+            t.extend(alloc_free(0x4000_0000, 50 * MB));
+        }
+        let c = churn(&allocations(&snapshot(vec![], t), 0), None);
+        assert!(c.alternating.is_none(), "{:?}", c.alternating);
     }
 }

@@ -97,11 +97,7 @@ mod tests {
 
     #[test]
     fn bundles_consistent_numbers() {
-        let mut t = Vec::new();
-        for k in 0..5u64 {
-            t.extend(alloc_free(0x4000_0000 + k * 0x100_0000, 30 * MB));
-            t.extend(alloc_free(0x5000_0000 + k * 0x100_0000, 50 * MB));
-        }
+        let mut t = costly_alternation(5, 30 * MB, 50 * MB);
         t.push(crate::snapshot::TraceEntry::new(
             crate::snapshot::Action::Alloc,
             0x1000_0000,

@@ -261,11 +261,7 @@ mod tests {
             cut(0x2000_0000),
             segment(0x3000_0000, &[(20 * MB, Inactive, 0)]),
         ];
-        let mut t = Vec::new();
-        for k in 0..5u64 {
-            t.extend(alloc_free(0x4000_0000 + k * 0x100_0000, 30 * MB));
-            t.extend(alloc_free(0x5000_0000 + k * 0x100_0000, 50 * MB));
-        }
+        let t = costly_alternation(5, 30 * MB, 50 * MB);
         let snap = snapshot(segs, t);
         let f = fragmentation(&snap, 0);
         let al = allocations(&snap, 0);

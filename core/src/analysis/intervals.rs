@@ -29,6 +29,9 @@ pub struct Allocation {
     /// Block bytes as PyTorch's `allocated` counts them (see the module note).
     pub size: u64,
     pub size_exact: bool,
+    /// The allocation needed a new segment (its `alloc` directly follows the `segment_alloc`
+    /// of its address, or a `segment_map`): no cached block fitted.
+    pub new_segment: bool,
     pub start: usize,
     pub end: usize,
     /// The `alloc` entry; `None` when allocated before the trace.
@@ -118,6 +121,12 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                 let rounded = rounding.round(size);
                 let mut block = rounded;
                 let mut exact = false;
+                let new_segment = i > 0
+                    && match trace[i - 1].action {
+                        Action::SegmentAlloc => trace[i - 1].addr == Some(addr),
+                        Action::SegmentMap => true,
+                        _ => false,
+                    };
                 if i > 0 && !expandable {
                     let p = &trace[i - 1];
                     if p.action == Action::SegmentAlloc && p.addr == Some(addr) {
@@ -134,6 +143,7 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                     requested: size,
                     size: block,
                     size_exact: exact || rounded == size,
+                    new_segment,
                     start: i,
                     end: n,
                     alloc_index: Some(i),
@@ -155,6 +165,7 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                             requested: size,
                             size: rounded,
                             size_exact: rounded == size,
+                            new_segment: false,
                             start: 0,
                             end: i,
                             alloc_index: None,
@@ -211,6 +222,7 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                     requested: b.requested_size.unwrap_or(b.size),
                     size: b.size,
                     size_exact: true,
+                    new_segment: false,
                     start: 0,
                     end: n,
                     alloc_index: None,

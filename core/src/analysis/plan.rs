@@ -202,6 +202,7 @@ mod tests {
             requested: size,
             size,
             size_exact: true,
+            new_segment: false,
             start,
             end,
             alloc_index: Some(start),

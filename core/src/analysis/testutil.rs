@@ -98,3 +98,20 @@ pub fn snapshot(segments: Vec<Segment>, trace: Vec<TraceEntry>) -> Snapshot {
         ..Snapshot::default()
     }
 }
+
+/// `rounds` of an `a`-byte then a `b`-byte allocation, each freed at once and each on a new
+/// segment (as when the holes they leave are pinned): the costly alternating pattern.
+pub fn costly_alternation(rounds: u64, a: u64, b: u64) -> Vec<TraceEntry> {
+    let mut t = Vec::new();
+    for k in 0..rounds {
+        let (x, y) = (
+            0x1_0000_0000 + k * 0x1000_0000,
+            0x2_0000_0000 + k * 0x1000_0000,
+        );
+        t.push(entry(Action::SegmentAlloc, x, a));
+        t.extend(alloc_free(x, a));
+        t.push(entry(Action::SegmentAlloc, y, b));
+        t.extend(alloc_free(y, b));
+    }
+    t
+}

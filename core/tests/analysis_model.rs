@@ -1,0 +1,131 @@
+//! The analyses on traces made by the allocator model, where the ground truth is known: the
+//! model's own statistics, and the fragmentation the seed scenario is built to cause.
+
+use memsnap_core::allocator::{Allocator, Config, SimBacking};
+use memsnap_core::analysis::diagnosis::diagnose_with;
+use memsnap_core::analysis::timeline::Timeline;
+use memsnap_core::snapshot::Snapshot;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const BIG_A: u64 = 1_500_000_000;
+const BIG_B: u64 = 1_800_000_000;
+const KEEP: u64 = 40 * MIB;
+/// allocator_fragmentation.rs's device: the scenario runs out of memory in round 3.
+const SMALL_DEVICE: u64 = 9 * GIB / 2;
+/// A larger device: all 24 rounds run, the sizes keep alternating.
+const DEVICE: u64 = 6 * GIB;
+
+/// Alternating 1.5 GB and 1.8 GB requests, each round keeping a 40 MiB tensor for 8 rounds
+/// (see allocator_fragmentation.rs); returns the snapshot and the model's peaks.
+fn seed(conf: &str, device: u64) -> (Snapshot, u64, u64, u64) {
+    let config = Config::parse(conf).unwrap_or_else(|e| panic!("{conf}: {e:?}"));
+    let mut a = Allocator::new(SimBacking::new(device), config);
+    a.trace_mut().set_enabled(true);
+    let mut kept = std::collections::VecDeque::new();
+    for round in 0..24 {
+        let size = if round % 2 == 0 { BIG_A } else { BIG_B };
+        let Ok(big) = a.malloc(size, 0, None) else {
+            break;
+        };
+        let Ok(k) = a.malloc(KEEP, 0, None) else {
+            break;
+        };
+        kept.push_back(k);
+        a.free(big).expect("free big");
+        if kept.len() > 8 {
+            a.free(kept.pop_front().expect("kept")).expect("free kept");
+        }
+    }
+    let s = a.stats();
+    (a.snapshot(), s.peak_allocated, s.peak_reserved, s.num_ooms)
+}
+
+#[test]
+fn seed_scenario_is_diagnosed() {
+    let (snap, peak_allocated, peak_reserved, ooms) = seed("", DEVICE);
+    let tl = Timeline::build(&snap, 0);
+    let s = tl.summary();
+    // The timeline rebuilt from the trace matches the model's own counters.
+    assert_eq!(s.start_allocated, 0);
+    assert_eq!(s.start_reserved, 0);
+    assert_eq!(s.peak_allocated, peak_allocated);
+    assert_eq!(s.peak_reserved, peak_reserved);
+    assert!(s.end_allocated_matches_dump);
+    let d = diagnose_with(&snap, 0, &tl);
+    // The causes, measured.
+    let alt = d.churn.alternating.as_ref().expect("alternating sizes");
+    assert_eq!(alt.smaller, BIG_A.div_ceil(512) * 512);
+    assert_eq!(alt.larger, BIG_B.div_ceil(512) * 512);
+    assert!(alt.alternations >= 4, "{alt:?}");
+    assert!(!d.pinning.is_empty(), "kept tensors pin big segments");
+    assert!(d.pinning.iter().all(|p| p.block_size == KEEP));
+    assert_eq!(d.anomalies.ooms.len() as u64, ooms);
+    // The first fix is expandable segments, with the scattered free bytes as its saving.
+    let first = &d.fixes[0];
+    assert_eq!(
+        first.setting, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "{:#?}",
+        d.fixes
+    );
+    assert_eq!(
+        first.estimated_saving,
+        Some(d.fragmentation.free - d.fragmentation.largest_free)
+    );
+    // A planner that knew the lifetimes would need about one big tensor plus the kept ones.
+    let plan = d.plan.expect("plan");
+    assert!(plan.arena_size <= BIG_B + 10 * KEEP, "{plan:?}");
+    assert!(plan.arena_size < s.peak_reserved / 2);
+    eprintln!(
+        "seed: peak allocated {} reserved {}; plan arena {}; {} pinning blocks; verdict: {}",
+        s.peak_allocated,
+        s.peak_reserved,
+        plan.arena_size,
+        d.pinning.len(),
+        d.churn.verdict
+    );
+}
+
+#[test]
+fn seed_scenario_oom_is_explained() {
+    let (snap, _, _, ooms) = seed("", SMALL_DEVICE);
+    assert!(ooms > 0, "the scenario ends in an OOM on the small device");
+    let tl = Timeline::build(&snap, 0);
+    let d = diagnose_with(&snap, 0, &tl);
+    assert_eq!(d.anomalies.ooms.len() as u64, ooms);
+    let oom = &d.anomalies.ooms[0];
+    assert!(oom.device_free.is_some_and(|f| f < BIG_B), "{oom:?}");
+    // Far more is reserved than allocated when the request fails: fragmentation, not usage.
+    assert!(oom.reserved > oom.allocated + BIG_B, "{oom:?}");
+    assert_eq!(
+        oom.index,
+        snap.trace(0)
+            .iter()
+            .position(|e| e.action == memsnap_core::snapshot::Action::Oom)
+            .unwrap_or(usize::MAX)
+    );
+    assert_eq!(
+        d.fixes.first().map(|f| f.setting.as_str()),
+        Some("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    );
+}
+
+#[test]
+fn expandable_run_has_no_expandable_fix() {
+    let (snap, peak_allocated, peak_reserved, ooms) = seed("expandable_segments:True", DEVICE);
+    assert_eq!(ooms, 0);
+    let tl = Timeline::build(&snap, 0);
+    let s = tl.summary();
+    assert_eq!(s.peak_allocated, peak_allocated);
+    assert_eq!(s.peak_reserved, peak_reserved);
+    let d = diagnose_with(&snap, 0, &tl);
+    assert!(d.anomalies.ooms.is_empty());
+    assert!(
+        d.pinning.is_empty(),
+        "expandable segments are not pinned whole"
+    );
+    assert!(d
+        .fixes
+        .iter()
+        .all(|f| !f.setting.contains("expandable_segments")));
+}
