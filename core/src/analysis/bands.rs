@@ -122,7 +122,41 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
     BandLayout { min_bytes, columns }
 }
 
+/// One allocation's band across consecutive columns, for drawing as one polygon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Band {
+    pub alloc: usize,
+    pub first_column: usize,
+    /// Bottom of the band in each column from `first_column` on (height is the size).
+    pub y0: Vec<u64>,
+}
+
 impl BandLayout {
+    /// The cells regrouped per allocation into runs of consecutive columns.
+    pub fn bands(&self) -> Vec<Band> {
+        let mut open: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        let mut out: Vec<Band> = Vec::new();
+        for (j, col) in self.columns.iter().enumerate() {
+            for cell in &col.cells {
+                match open.get(&cell.alloc) {
+                    Some(&b) if out[b].first_column + out[b].y0.len() == j => {
+                        out[b].y0.push(cell.y0)
+                    }
+                    _ => {
+                        open.insert(cell.alloc, out.len());
+                        out.push(Band {
+                            alloc: cell.alloc,
+                            first_column: j,
+                            y0: vec![cell.y0],
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// What is drawn at entry `index`, height `bytes`.
     pub fn hit(&self, index: usize, bytes: u64) -> Hit {
         let c = self.columns.partition_point(|c| c.end <= index);
@@ -179,6 +213,15 @@ mod tests {
         assert_eq!(l.hit(2, 6 * MB + 100), Hit::Summary);
         assert_eq!(l.hit(2, 7 * MB), Hit::Nothing);
         assert_eq!(l.hit(9, 0), Hit::Nothing);
+        let bands: Vec<(usize, usize, Vec<u64>)> = l
+            .bands()
+            .into_iter()
+            .map(|b| (b.alloc, b.first_column, b.y0))
+            .collect();
+        assert_eq!(
+            bands,
+            vec![(0, 0, vec![0, 0, 0]), (2, 2, vec![4 * MB, 0, 0]),]
+        );
     }
 
     #[test]

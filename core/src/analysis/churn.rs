@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::intervals::{Allocation, Allocations};
-use super::sizes::SMALL_SIZE;
+use super::sizes::{Rounding, SMALL_SIZE};
 use crate::snapshot::AllocatorSettings;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,11 +72,6 @@ pub struct Churn {
 pub const ALTERNATION_THRESHOLD: usize = 3;
 /// Large sizes considered for pairs (the most frequent ones).
 const TOP_SIZES: usize = 8;
-
-fn max_split(settings: Option<&AllocatorSettings>) -> Option<u64> {
-    let v = settings?.get("max_split_size")?.as_i64()?;
-    (v > 0).then_some(v as u64)
-}
 
 /// Allocations of size `a` or `b` that needed a new segment, not counting each size's first.
 fn count_misses(seq: &[&Allocation], a: u64, b: u64) -> usize {
@@ -192,7 +187,7 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
             }
         }
     }
-    let ms = max_split(settings);
+    let ms = Rounding::from_settings(settings).max_split_size();
     let alternating = best.map(|(m, n, a, b)| {
         let count = |s: u64| sizes.iter().find(|x| x.size == s).map_or(0, |x| x.allocs);
         Alternation {
@@ -289,6 +284,20 @@ mod tests {
         );
         assert_eq!(al.remainder, 20 * MB);
         assert_eq!(al.new_segments, 8);
+        assert!(!al.smaller_blocked_by_max_split);
+        let settings = AllocatorSettings {
+            entries: vec![(
+                std::sync::Arc::from("max_split_size"),
+                crate::snapshot::Value::Int(40 * MB as i64),
+            )],
+        };
+        let limited = churn(&allocations(&snap, 0), Some(&settings));
+        assert!(
+            limited
+                .alternating
+                .expect("pattern")
+                .smaller_blocked_by_max_split
+        );
         assert!(c.verdict.contains("switch 9 times"));
         let classes: Vec<(u32, usize)> = c.classes.iter().map(|x| (x.log2, x.allocs)).collect();
         assert_eq!(classes, vec![(10, 1), (24, 5), (25, 5)]);
