@@ -96,6 +96,7 @@ async fn real_fixtures_show_core_numbers() {
                 "{name}: bar at {address:#x}"
             );
         }
+        page::scroll_to(c, "segment-view").await;
         page::screenshot(c, &format!("fixture-{}", name.replace('.', "_"))).await;
     }
     browser.close().await;

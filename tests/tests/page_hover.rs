@@ -39,7 +39,7 @@ async fn hovering_a_block_shows_its_frames() {
     let Some(_) = fixtures::real_fixtures() else {
         return;
     };
-    let file = fixtures::real_dir().join("cs336-c-medium128-inference.pickle");
+    let file = fixtures::real_dir().join("cs336-c-medium512-training.pickle");
     let snapshot = page::load(&file);
     let device = snapshot.devices().first().copied().unwrap_or(0);
 
@@ -52,7 +52,7 @@ async fn hovering_a_block_shows_its_frames() {
     page::pick_file(c, &file).await;
     page::wait_shown(
         c,
-        "cs336-c-medium128-inference.pickle",
+        "cs336-c-medium512-training.pickle",
         &page::expected(&snapshot),
     )
     .await;

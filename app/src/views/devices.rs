@@ -13,13 +13,14 @@ pub fn DevicePicker() -> impl IntoView {
             .devices
             .iter()
             .map(|d| {
-                let label = format!(
-                    "cuda:{} — {} segments, {} blocks, {} trace entries",
-                    d.device, d.segments, d.blocks, d.trace_entries
+                let label = format!("cuda:{} · {} segments", d.device, d.segments);
+                let title = format!(
+                    "{} segments, {} blocks, {} trace entries",
+                    d.segments, d.blocks, d.trace_entries
                 );
                 let value = d.device.to_string();
                 let selected = state.device.get_untracked() == Some(d.device);
-                view! { <option value=value selected=selected>{label}</option> }
+                view! { <option value=value selected=selected title=title>{label}</option> }
             })
             .collect_view();
         let empty = file.devices.is_empty();

@@ -71,6 +71,15 @@ pub async fn pick_file(c: &Client, path: &Path) {
         .expect("sending a path to the file input");
 }
 
+/// Scrolls the element with this test id into view (views stack vertically in the page).
+pub async fn scroll_to(c: &Client, id: &str) {
+    let script = format!(
+        "document.querySelector('{}')?.scrollIntoView({{block: 'start'}});",
+        testid(id).replace('\'', "\\'")
+    );
+    c.execute(&script, vec![]).await.expect("scrolling");
+}
+
 /// Saves a PNG of the page under `<workspace>/target/screenshots/NAME.png` and returns its path.
 pub async fn screenshot(c: &Client, name: &str) -> PathBuf {
     let dir = workspace_root().join("target/screenshots");
