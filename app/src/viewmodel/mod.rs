@@ -15,9 +15,9 @@ mod summary;
 mod timeline;
 mod whatif;
 
-pub use diagnostics::diagnostics_view;
 pub use analysis::answer_analysis;
 pub use cache::Analyses;
+pub use diagnostics::diagnostics_view;
 pub use segments::{segments_view, segments_view_of};
 pub use summary::file_summary;
 
