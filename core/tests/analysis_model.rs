@@ -129,3 +129,71 @@ fn expandable_run_has_no_expandable_fix() {
         .iter()
         .all(|f| !f.setting.contains("expandable_segments")));
 }
+
+#[test]
+fn timeline_tracks_model_stats_after_every_call() {
+    // A mix of small, 1–10 MiB and large requests with interleaved frees: block sizes include
+    // unsplit remainders, which the timeline must recover from the trace alone.
+    let mut a = Allocator::new(SimBacking::new(8 * GIB), Config::default());
+    a.trace_mut().set_enabled(true);
+    let mut x: u64 = 0x9E3779B97F4A7C15;
+    let mut live: Vec<u64> = Vec::new();
+    let mut expect: Vec<(usize, u64, u64)> = Vec::new();
+    for _ in 0..3000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if live.len() > 40 || (!live.is_empty() && x % 3 == 0) {
+            let k = (x / 3) as usize % live.len();
+            a.free(live.swap_remove(k)).expect("free");
+        } else {
+            let size = match x % 4 {
+                0 => 1 + x % 4096,
+                1 => 1 + x % (1 << 20),
+                2 => (1 << 20) + x % (9 << 20),
+                _ => (10 << 20) + x % (200 << 20),
+            };
+            match a.malloc(size, 0, None) {
+                Ok(p) => live.push(p),
+                Err(_) => continue,
+            }
+        }
+        let s = a.stats();
+        expect.push((a.trace().len(), s.allocated, s.reserved));
+    }
+    let snap = a.snapshot();
+    let tl = Timeline::build(&snap, 0);
+    let (mut wrong, mut worst) = (0, 0f64);
+    for &(len, allocated, reserved) in &expect {
+        assert_eq!(tl.reserved.values()[len - 1], reserved);
+        let got = tl.allocated.values()[len - 1];
+        if got != allocated {
+            wrong += 1;
+            worst = worst.max((got as f64 - allocated as f64).abs() / allocated.max(1) as f64);
+        }
+        // Estimates only miss an unsplit remainder (at most 1 MiB + 512 B of a large-pool
+        // block), and only while such an allocation is live.
+        let inexact_live = tl
+            .allocations
+            .list
+            .iter()
+            .filter(|x| !x.size_exact && x.is_live_after(len - 1))
+            .count() as u64;
+        assert!(got <= allocated, "entry {}: {got} > {allocated}", len - 1);
+        assert!(
+            allocated - got <= inexact_live * ((1 << 20) + 512),
+            "entry {}: off by {} with {inexact_live} estimates live",
+            len - 1,
+            allocated - got
+        );
+    }
+    let inexact = tl.allocations.list.iter().filter(|a| !a.size_exact).count();
+    eprintln!(
+        "{} calls: allocated differs from the model after {wrong} (worst by {:.3}%); {inexact} \
+         of {} sizes estimated",
+        expect.len(),
+        worst * 100.0,
+        tl.allocations.list.len()
+    );
+    assert!(worst < 0.02, "{worst}");
+}
