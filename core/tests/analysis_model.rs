@@ -143,7 +143,7 @@ fn timeline_tracks_model_stats_after_every_call() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        if live.len() > 40 || (!live.is_empty() && x % 3 == 0) {
+        if live.len() > 40 || (!live.is_empty() && x % 3 < 1) {
             let k = (x / 3) as usize % live.len();
             a.free(live.swap_remove(k)).expect("free");
         } else {
