@@ -283,3 +283,14 @@ fn tuple_keys_are_not_compared_pairwise() {
     let t = snap.extra.iter().find(|(k, _)| &**k == "t").map(|(_, v)| v);
     assert_eq!(t.and_then(|v| v.as_dict()).map(|d| d.len()), Some(n));
 }
+
+/// Inputs over the stated limit are refused up front with a clear message. The buffer is
+/// zero-filled lazily by the OS, so this costs no real memory.
+#[test]
+fn oversized_input_is_refused() {
+    use memsnap_core::snapshot::read::MAX_INPUT_BYTES;
+    let mut big = vec![0u8; MAX_INPUT_BYTES as usize + 1];
+    big[0] = 0x80;
+    let e = read(&big).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("larger than the 2 GiB memsnap reads"), "{e}");
+}
