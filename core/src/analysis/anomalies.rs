@@ -114,8 +114,9 @@ pub fn anomalies(snap: &Snapshot, device: usize, tl: &Timeline) -> Anomalies {
                 index: i,
                 requested: e.size,
                 device_free: e.device_free,
-                allocated: tl.allocated.values()[i],
-                reserved: tl.reserved.values()[i],
+                // `tl` is this device's timeline; a shorter one reads as 0 rather than panics.
+                allocated: tl.allocated.values().get(i).copied().unwrap_or(0),
+                reserved: tl.reserved.values().get(i).copied().unwrap_or(0),
                 stack: super::intervals::nonempty(snap, e.frames),
                 time_us: e.time_us,
             });

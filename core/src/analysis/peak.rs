@@ -36,8 +36,10 @@ pub struct Peak {
 const NO_STACK: &str = "<no stack>";
 const NO_USER: &str = "<no user frame>";
 
-/// Live allocations after entry `index` (or at the dump when the trace is empty), grouped.
+/// Live allocations after entry `index` (or at the dump when `None`), grouped. An index past
+/// the trace's end means the dump.
 pub fn composition(snap: &Snapshot, tl: &Timeline, index: Option<usize>) -> Peak {
+    let index = index.filter(|&i| i < tl.len());
     let live: Vec<_> = tl
         .allocations
         .list
@@ -201,5 +203,6 @@ mod tests {
         );
         let end = composition(&snap, &tl, None);
         assert_eq!(end.live_allocations, 2);
+        assert_eq!(composition(&snap, &tl, Some(99)), end);
     }
 }
