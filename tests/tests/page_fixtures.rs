@@ -7,7 +7,7 @@ use fantoccini::Locator;
 use memsnap_tests::fixtures;
 use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
-use memsnap_tests::web::page::{self, testid, wait_until};
+use memsnap_tests::web::page::{self, testid};
 use memsnap_tests::web::server::StaticServer;
 
 #[tokio::test(flavor = "current_thread")]
@@ -37,14 +37,7 @@ async fn real_fixtures_show_core_numbers() {
         let snapshot = page::load(file);
         let want = page::expected(&snapshot);
         page::pick_file(c, file).await;
-        wait_until(&format!("{name} to open"), || async {
-            match page::text(c, "file-name").await {
-                Ok(t) if t == name => Ok(()),
-                Ok(t) => Err(t),
-                Err(e) => Err(e),
-            }
-        })
-        .await;
+        page::wait_file_name(c, &name).await;
         page::wait_shown(c, &name, &want).await;
 
         // Drawn bars are real segments of the shown device, and there are no more of them than

@@ -7,17 +7,6 @@ use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
 use memsnap_tests::web::server::StaticServer;
 
-async fn wait_file(c: &fantoccini::Client, name: &str) {
-    wait_until(&format!("{name} to open"), || async {
-        match page::text(c, "file-name").await {
-            Ok(t) if t == name => Ok(()),
-            Ok(t) => Err(t),
-            Err(e) => Err(e),
-        }
-    })
-    .await;
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn url_parameter_and_example_open() {
     let Some(dist) = dist_dir() else { return };
@@ -39,7 +28,7 @@ async fn url_parameter_and_example_open() {
     c.goto(&server.url("org/memsnap/?url=data/run.pickle"))
         .await
         .unwrap();
-    wait_file(c, "run.pickle").await;
+    page::wait_file_name(c, "run.pickle").await;
     page::wait_shown(
         c,
         "run.pickle via ?url=",
@@ -64,7 +53,7 @@ async fn url_parameter_and_example_open() {
         .click()
         .await
         .unwrap();
-    wait_file(c, "example.pickle").await;
+    page::wait_file_name(c, "example.pickle").await;
     let example = workspace_root().join("app/assets/example.pickle");
     page::wait_shown(
         c,

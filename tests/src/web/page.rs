@@ -57,6 +57,18 @@ pub async fn attr(c: &Client, id: &str, name: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{id} has no {name}"))
 }
 
+/// Waits until the page says the file named `name` is open.
+pub async fn wait_file_name(c: &Client, name: &str) {
+    wait_until(&format!("{name} to open"), move || async move {
+        match text(c, "file-name").await {
+            Ok(t) if t == name => Ok(()),
+            Ok(t) => Err(t),
+            Err(e) => Err(e),
+        }
+    })
+    .await;
+}
+
 /// Opens `path` through the file input, as a user picking it would.
 pub async fn pick_file(c: &Client, path: &Path) {
     let input = c
