@@ -260,7 +260,13 @@ impl<'a> Machine<'a> {
         let dense = self.memo_dense.len();
         let slot = if (key as usize as u64) == key && (key as usize) < dense + MEMO_DENSE_SLACK {
             let k = key as usize;
-            if k >= dense {
+            if k == dense {
+                // MEMOIZE and CPython's BINPUTs count up: the next key is the next slot.
+                self.memo_dense.push(id);
+                self.memo_len += 1;
+                return;
+            }
+            if k > dense {
                 self.memo_dense.resize(k + 1, NO_NODE);
             }
             let old = self.memo_dense[k];
@@ -425,7 +431,17 @@ impl<'a> Machine<'a> {
                 op::LONG1 => {
                     let n = self.byte()?;
                     let b = self.sized(u64::from(n))?;
-                    self.push_node(long_from_le(Cow::Borrowed(b)));
+                    // Addresses and timestamps: 1-8 bytes, decoded here without a call.
+                    let node = match b.len() {
+                        1..=8 => {
+                            let fill = if b[b.len() - 1] & 0x80 != 0 { 0xff } else { 0 };
+                            let mut buf = [fill; 8];
+                            buf[..b.len()].copy_from_slice(b);
+                            Node::Int(i64::from_le_bytes(buf))
+                        }
+                        _ => long_from_le(Cow::Borrowed(b)),
+                    };
+                    self.push_node(node);
                 }
                 op::LONG4 => {
                     let n = self.i32()?;

@@ -6,8 +6,9 @@
 //! `segments[3].blocks[2].size: expected int, got str`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt};
 
 use super::super::model::{
     Action, AllocatorSettings, Block, BlockState, Extra, Form, Frame, FrameId, Segment,
@@ -54,6 +55,7 @@ struct Builder<'r, 'a> {
     interned: Vec<u32>,
     string_table: Vec<Arc<str>>,
     strings: HashMap<&'r str, Arc<str>>,
+    last_interned: Option<(&'r str, Arc<str>)>,
     values: Values,
     /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
     /// byte, so memo references cannot blow a small file up into a huge model.
@@ -67,6 +69,7 @@ pub(super) fn build(arena: &Arena<'_>, input_len: u64) -> Result<Snapshot, ReadE
         interned: vec![UNSET; arena.nodes.len()],
         string_table: Vec::new(),
         strings: HashMap::new(),
+        last_interned: None,
         values: Values::default(),
         budget: input_len,
     };
@@ -159,10 +162,20 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     fn intern(&mut self, s: &'r str) -> Arc<str> {
-        self.strings
+        // Unmemoized strings repeat entry after entry (`compile_context` of every trace
+        // entry): the last one interned is checked before hashing.
+        if let Some((last, arc)) = &self.last_interned {
+            if *last == s {
+                return arc.clone();
+            }
+        }
+        let arc = self
+            .strings
             .entry(s)
             .or_insert_with(|| Arc::from(s))
-            .clone()
+            .clone();
+        self.last_interned = Some((s, arc.clone()));
+        arc
     }
 
     /// A string node as a shared `Arc<str>`: once per node (memo references repeat a node), and
@@ -248,6 +261,7 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
+    #[inline]
     fn key(&self, id: NodeId, path: &Path) -> Result<&'r str, ReadError> {
         match self.node(id) {
             Node::Str(s) => Ok(s),
@@ -516,11 +530,15 @@ impl<'r, 'a> Builder<'r, 'a> {
     /// A frame dict, interned once per distinct dict node.
     fn frame(&mut self, id: NodeId, path: &Path) -> Result<FrameId, ReadError> {
         // Type first, as in `stack`: a frame list's node holds a stack id, not a frame id.
-        let pairs = self.dict(id, path)?;
-        let known = self.interned[id as usize];
-        if known != UNSET {
-            return Ok(FrameId(known));
+        // A frame is referenced from many stacks, so the seen case checks only the type (not
+        // `dict`, which also looks at the pairs: it was a sixth of reading cs336-c).
+        if matches!(self.node(id), Node::Dict(_)) {
+            let known = self.interned[id as usize];
+            if known != UNSET {
+                return Ok(FrameId(known));
+            }
         }
+        let pairs = self.dict(id, path)?;
         let (mut filename, mut line, mut name) = (None, None, None);
         let mut extra = Vec::new();
         for &(k, v) in pairs.iter() {

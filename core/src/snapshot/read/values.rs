@@ -1,8 +1,9 @@
 //! Nodes the typed model does not name -> [`Value`], keeping the file's sharing: each
 //! container or string node becomes one `Arc`, reused wherever the node is referenced again.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt, HashSet};
 
 use super::super::value::Value;
 use super::arena::{Arena, Node, NodeId};
