@@ -241,7 +241,7 @@ fn wide_dicts_read_in_linear_time() {
     let n = 100_000;
     let bytes = wide_dict(n, |i, b| {
         short_str(&format!("k{i}"), b);
-        b.extend_from_slice(&[b'J']);
+        b.push(b'J');
         b.extend_from_slice(&(i as i32).to_le_bytes());
     });
     let snap = read(&bytes).expect("wide dict reads");

@@ -15,5 +15,8 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => panic!("the writer's output does not read back: {e}"),
     };
     let twice = write(&again);
-    assert!(once == twice, "write(read(write(read(x)))) differs from write(read(x))");
+    assert!(
+        once == twice,
+        "write(read(write(read(x)))) differs from write(read(x))"
+    );
 });

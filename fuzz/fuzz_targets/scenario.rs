@@ -41,7 +41,11 @@ impl Target for Capped {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(src) = std::str::from_utf8(data) else { return };
-    let Ok(scenario) = file::parse(src, "fuzz.toml", "fuzz") else { return };
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(scenario) = file::parse(src, "fuzz.toml", "fuzz") else {
+        return;
+    };
     let _ = run(&scenario, 0, &mut Capped(0));
 });
