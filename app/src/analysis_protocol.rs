@@ -163,6 +163,8 @@ pub struct StateAtView {
     pub index: u64,
     pub entries: u64,
     pub time_us: Option<i64>,
+    /// Time of the trace's first entry, to show `time_us` relative to it.
+    pub first_time_us: Option<i64>,
     pub segments: crate::protocol::SegmentsView,
 }
 

@@ -1,6 +1,8 @@
 //! Stacks for the stack panel, and the one-line label (innermost user frame) rows show.
 
-use memsnap_core::analysis::frames::{format, format_stack, top_user_frame};
+use memsnap_core::analysis::frames::{
+    format, format_stack, is_omitted, kind, top_user_frame, FrameKind,
+};
 use memsnap_core::snapshot::{Snapshot, StackId};
 
 use crate::analysis_protocol::StackView;
@@ -17,18 +19,19 @@ pub fn stack_view(snap: &Snapshot, stack: u32) -> Result<StackView, String> {
         .ok_or_else(|| format!("no stack {stack} in this file"))
 }
 
-/// `file:line:name` of the innermost user (or library) frame.
+/// `file:line:name` of the innermost user (or library) frame; without one, the innermost
+/// Python frame (torch's), then the innermost frame the capture machinery did not add.
 pub fn label(snap: &Snapshot, stack: Option<StackId>) -> String {
     let Some(s) = stack.filter(|s| (s.0 as usize) < snap.stacks.stack_count()) else {
         return "<no stack>".into();
     };
-    match top_user_frame(&snap.stacks, s) {
-        Some(k) => format(snap.stacks.frame(snap.stacks.stack(s)[k])),
-        None => snap
-            .stacks
-            .frames_of(s)
-            .next()
-            .map(|f| format!("{} (no user frame)", format(f)))
-            .unwrap_or_else(|| "<empty stack>".into()),
+    if let Some(k) = top_user_frame(&snap.stacks, s) {
+        return format(snap.stacks.frame(snap.stacks.stack(s)[k]));
     }
+    let visible = || snap.stacks.frames_of(s).filter(|f| !is_omitted(f));
+    visible()
+        .find(|f| kind(f) != FrameKind::Native)
+        .or_else(|| visible().next())
+        .map(|f| format!("{} (no user frame)", format(f)))
+        .unwrap_or_else(|| "<empty stack>".into())
 }

@@ -18,14 +18,17 @@ pub fn state_at_view(
     let entries = history.len() as u64;
     let index = index.min(entries);
     let segments = history.state_before(to_usize(index));
+    let trace = snap.trace(trace_index(device));
     let time_us = index
         .checked_sub(1)
-        .and_then(|i| snap.trace(trace_index(device)).get(to_usize(i)))
+        .and_then(|i| trace.get(to_usize(i)))
         .and_then(|e| e.time_us);
+    let first_time_us = trace.first().and_then(|e| e.time_us);
     StateAtView {
         index,
         entries,
         time_us,
+        first_time_us,
         segments: segments_view_of(snap, &segments, device),
     }
 }

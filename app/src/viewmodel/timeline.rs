@@ -16,9 +16,11 @@ use crate::analysis_protocol::{
 /// Groups of the peak's composition sent along (the rest are summed by the page as "other").
 const PEAK_GROUPS: usize = 8;
 /// At most about this many allocations get bands; smaller ones are summarised.
-const MAX_BANDS: usize = 500;
+const MAX_BANDS: usize = 1500;
 /// Bands may be as thin as 1/this of a pixel (they show as fine stripes, as in MemoryViz).
 const SUBPIXEL_BANDS: u64 = 8;
+/// Pixels per band column.
+const BAND_COLUMN_PX: usize = 2;
 /// Caps on the requested drawing size, so a bad request cannot ask for gigabytes.
 const MAX_WIDTH: u32 = 8192;
 const MAX_HEIGHT: u32 = 4096;
@@ -50,7 +52,8 @@ pub fn timeline_view(snap: &Snapshot, cache: &mut Analyses, req: &TimelineReques
     // The largest allocations get bands, as long as they are not slivers.
     let floor = y_max / (height * SUBPIXEL_BANDS).max(1);
     let min_bytes = min_bytes_for_count(tl, a, b, MAX_BANDS, floor);
-    let bands = layout(tl, a, b, width, min_bytes);
+    // Band columns are two pixels wide: twice the bands for the same message and drawing cost.
+    let bands = layout(tl, a, b, width.div_ceil(BAND_COLUMN_PX), min_bytes);
     let mut band_sizes: Vec<(u32, u64)> = Vec::new();
     let columns = bands
         .columns

@@ -70,7 +70,7 @@ pub fn Anomalies() -> impl IntoView {
                 {if d.ooms.is_empty() {
                     view! { <p class="muted">"No OOM entries."</p> }.into_any()
                 } else {
-                    view! { <table class="rows"><thead><tr><th>"entry"</th><th>"requested"</th><th>"device free then"</th><th>"allocated"</th><th>"reserved"</th><th>"where"</th></tr></thead><tbody>
+                    view! { <div class="rows-scroll"><table class="rows"><thead><tr><th>"entry"</th><th>"requested"</th><th>"device free then"</th><th>"allocated"</th><th>"reserved"</th><th>"where"</th></tr></thead><tbody>
                         {d.ooms.into_iter().map(|o| {
                             let facts = vec![
                                 ("OOM at entry".to_string(), format!("{}{}", o.index, time_label(o.time_us, None).map(|t| format!(" (t = {t})")).unwrap_or_default())),
@@ -86,21 +86,21 @@ pub fn Anomalies() -> impl IntoView {
                                 <td class="num">{format::bytes(o.reserved)}</td>
                                 <td class="label" title=o.label.clone()>{o.label.clone()}</td></tr> }
                         }).collect_view()}
-                    </tbody></table> }.into_any()
+                    </tbody></table></div> }.into_any()
                 }}
                 <h3>{format!("Freed, waiting on other streams ({}, {})", d.pending_count, format::bytes(d.pending_bytes))}</h3>
                 {if d.pending.is_empty() {
                     view! { <p class="muted">"No frees pending on record_stream events."</p> }.into_any()
                 } else {
-                    view! { <table class="rows"><thead><tr><th>"size"</th><th>"freed at"</th><th>"stream"</th><th>"allocated at"</th></tr></thead>
-                        <tbody>{rows(d.pending, "Freed, still pending; allocated at")}</tbody></table> }.into_any()
+                    view! { <div class="rows-scroll"><table class="rows"><thead><tr><th>"size"</th><th>"freed at"</th><th>"stream"</th><th>"allocated at"</th></tr></thead>
+                        <tbody>{rows(d.pending, "Freed, still pending; allocated at")}</tbody></table></div> }.into_any()
                 }}
                 <h3>{format!("Never freed in the trace ({}, {})", d.leak_count, format::bytes(d.leak_bytes))}</h3>
                 {if d.leaks.is_empty() {
                     view! { <p class="muted">"Every allocation made in this range was freed."</p> }.into_any()
                 } else {
-                    view! { <table class="rows"><thead><tr><th>"size"</th><th>"allocated at"</th><th>"age (entries)"</th><th>"where"</th></tr></thead>
-                        <tbody>{rows(d.leaks, "Allocated (never freed) at")}</tbody></table> }.into_any()
+                    view! { <div class="rows-scroll"><table class="rows"><thead><tr><th>"size"</th><th>"allocated at"</th><th>"age (entries)"</th><th>"where"</th></tr></thead>
+                        <tbody>{rows(d.leaks, "Allocated (never freed) at")}</tbody></table></div> }.into_any()
                 }}
             </section>
         })

@@ -14,13 +14,13 @@ pub fn StateSlider() -> impl IntoView {
     let state = expect_context::<AppState>();
     let an = expect_context::<Analysis>();
     // The state shown: (entry, time), once the worker has answered for it.
-    let shown = RwSignal::new(None::<(u64, Option<i64>)>);
+    let shown = RwSignal::new(None::<(u64, Option<i64>, Option<i64>)>);
     let in_flight = StoredValue::new(false);
     let queued = StoredValue::new(None::<u64>);
 
     fn fetch(
         state: AppState,
-        shown: RwSignal<Option<(u64, Option<i64>)>>,
+        shown: RwSignal<Option<(u64, Option<i64>, Option<i64>)>>,
         in_flight: StoredValue<bool>,
         queued: StoredValue<Option<u64>>,
         index: u64,
@@ -42,7 +42,7 @@ pub fn StateSlider() -> impl IntoView {
                     if next.is_none()
                         && state.device.get_untracked() == Some(v.segments.device) =>
                 {
-                    shown.set(Some((v.index, v.time_us)));
+                    shown.set(Some((v.index, v.time_us, v.first_time_us)));
                     state.hover.set(None);
                     state.segments.set(Some(Arc::new(v.segments)));
                 }
@@ -75,9 +75,9 @@ pub fn StateSlider() -> impl IntoView {
                     <div class="panel-head">
                         <h2>"State at entry"</h2>
                         <span class="muted">{move || match shown.get() {
-                            Some((i, t)) => format!(
+                            Some((i, t, t0)) => format!(
                                 "segments after {i} of {n} entries{}",
-                                time_label(t, None).map(|t| format!(" (t = {t})")).unwrap_or_default()
+                                time_label(t, t0).map(|t| format!(" (+{t})")).unwrap_or_default()
                             ),
                             None => "segments at the dump (end of the trace)".to_string(),
                         }}</span>

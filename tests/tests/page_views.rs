@@ -1,0 +1,291 @@
+//! The analysis views on a real training step: the timeline canvas is drawn, hovering or
+//! clicking a band shows its frames in `stack`, the state slider rebuilds the segment view with
+//! the counts core's `state_at` gives, a what-if run shows core's replay figures, and the flame
+//! graph and anomalies show core's numbers. Screenshots go to target/screenshots/.
+
+use std::collections::HashSet;
+
+use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+use fantoccini::{Client, Locator};
+use memsnap_core::analysis::anomalies::anomalies;
+use memsnap_core::analysis::replay::{file_config, what_if, Start};
+use memsnap_core::analysis::state_at::state_at;
+use memsnap_core::analysis::timeline::Timeline;
+use memsnap_tests::fixtures;
+use memsnap_tests::web::browser::Browser;
+use memsnap_tests::web::dist::dist_dir;
+use memsnap_tests::web::page::{self, testid, wait_until};
+use memsnap_tests::web::server::StaticServer;
+
+const FILE: &str = "cs336-d-fullstep.pickle";
+
+async fn attr_u64(c: &Client, id: &str, name: &str) -> Result<u64, String> {
+    let v = page::attr(c, id, name).await?;
+    v.trim()
+        .parse()
+        .map_err(|e| format!("{id} {name}={v:?}: {e}"))
+}
+
+async fn scroll_to(c: &Client, id: &str) {
+    c.execute(
+        &format!(
+            "document.querySelector('{}').scrollIntoView({{block: 'start'}});",
+            testid(id)
+        ),
+        vec![],
+    )
+    .await
+    .expect("scrolling");
+}
+
+/// Sets an `<input type=range>` as dragging it would (an input event).
+async fn slide(c: &Client, index: u64) {
+    c.execute(
+        &format!(
+            "const s = document.querySelector('{}'); s.value = '{index}'; \
+             s.dispatchEvent(new Event('input', {{bubbles: true}}));",
+            testid("state-slider")
+        ),
+        vec![],
+    )
+    .await
+    .expect("moving the slider");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn analysis_views_on_a_training_step() {
+    let Some(dist) = dist_dir() else { return };
+    let Some(_) = fixtures::real_fixtures() else {
+        return;
+    };
+    let file = fixtures::real_dir().join(FILE);
+    let snapshot = page::load(&file);
+    let tl = Timeline::build(&snapshot, 0);
+    let n = tl.len() as u64;
+    let frames: HashSet<String> = snapshot
+        .stacks
+        .all_frames()
+        .iter()
+        .map(|f| format!("{}:{}:{}", f.filename, f.line, f.name))
+        .collect();
+
+    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let c = &browser.client;
+    c.goto(&server.url("")).await.expect("opening the page");
+    page::pick_file(c, &file).await;
+    page::wait_shown(c, FILE, &page::expected(&snapshot)).await;
+
+    // The timeline canvas is drawn: many non-blank pixels in its plot.
+    wait_until("the timeline's data", || async {
+        match page::attr(c, "timeline", "data-ready").await?.as_str() {
+            "true" => Ok(()),
+            other => Err(other.to_string()),
+        }
+    })
+    .await;
+    let painted = wait_until("a drawn timeline", || async {
+        let v = c
+            .execute(
+                &format!(
+                    "const cv = document.querySelector('{}'); const d = cv.getContext('2d')\
+                     .getImageData(0, 0, cv.width, cv.height).data; let k = 0; \
+                     for (let i = 3; i < d.length; i += 4) if (d[i] > 0) k++; \
+                     return [k, cv.width * cv.height];",
+                    testid("timeline")
+                ),
+                vec![],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        let k = v[0].as_u64().unwrap_or(0);
+        let all = v[1].as_u64().unwrap_or(1);
+        if k * 10 > all {
+            Ok((k, all))
+        } else {
+            Err(format!("{k} of {all} pixels painted"))
+        }
+    })
+    .await;
+    eprintln!("timeline: {} of {} pixels painted", painted.0, painted.1);
+    // The peak shown is core's.
+    let peak = tl.summary();
+    assert_eq!(
+        attr_u64(c, "peak", "data-allocated").await.unwrap(),
+        peak.peak_allocated
+    );
+    assert_eq!(
+        Some(attr_u64(c, "peak", "data-index").await.unwrap() as usize),
+        peak.peak_allocated_index
+    );
+
+    // Clicking a band (low in the stack, where long-lived allocations are) shows its frames.
+    let canvas = c.find(Locator::Css(&testid("timeline"))).await.unwrap();
+    let mut shown = None;
+    'search: for dy in [95.0, 80.0, 60.0, 40.0] {
+        for dx in [0.0, -200.0, 200.0, -350.0, 350.0] {
+            let click = MouseActions::new("mouse".into())
+                .then(PointerAction::MoveToElement {
+                    element: canvas.clone(),
+                    duration: None,
+                    x: dx,
+                    y: dy,
+                })
+                .then(PointerAction::Down {
+                    button: MOUSE_BUTTON_LEFT,
+                })
+                .then(PointerAction::Up {
+                    button: MOUSE_BUTTON_LEFT,
+                });
+            c.perform_actions(click)
+                .await
+                .expect("clicking the timeline");
+            tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+            let t = page::text(c, "stack").await.unwrap_or_default();
+            if t.contains("Lifetime") && t.lines().any(|l| frames.contains(l.trim())) {
+                shown = Some(t);
+                break 'search;
+            }
+        }
+    }
+    let stack = shown.expect("a band's frames in the stack panel");
+    assert!(stack.contains("Size"), "{stack}");
+    page::screenshot(c, "views-timeline").await;
+
+    // The slider rebuilds the segment view at an entry, as core's state_at does.
+    for index in [n / 3, n / 3 + 1, 2 * n / 3] {
+        slide(c, index).await;
+        let native = state_at(&snapshot, 0, index as usize);
+        let want = (
+            native.len() as u64,
+            native.iter().map(|s| s.blocks.len() as u64).sum::<u64>(),
+        );
+        wait_until(&format!("segments at entry {index}: {want:?}"), || async {
+            let at = attr_u64(c, "state-at", "data-index").await?;
+            let got = (
+                attr_u64(c, "segment-view", "data-segments").await?,
+                attr_u64(c, "segment-view", "data-blocks").await?,
+            );
+            if at == index && got == want {
+                Ok(())
+            } else {
+                Err(format!("entry {at}: {got:?}"))
+            }
+        })
+        .await;
+    }
+    scroll_to(c, "state-at").await;
+    page::screenshot(c, "views-state-slider").await;
+
+    // What-if: flip expandable_segments and run; the result is core's replay.
+    wait_until("the what-if form", || async {
+        page::attr(c, "whatif-run", "class").await.map(|_| ())
+    })
+    .await;
+    // The file's own setting, as the form shows it once the insights arrived.
+    wait_until("the insights", || async {
+        page::text(c, "alloc-conf").await.map(|_| ())
+    })
+    .await;
+    let expandable_before = c
+        .find(Locator::Css(&testid("whatif-expandable")))
+        .await
+        .unwrap()
+        .prop("checked")
+        .await
+        .unwrap()
+        == Some("true".into());
+    scroll_to(c, "whatif").await;
+    c.find(Locator::Css(&testid("whatif-expandable")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::Css(&testid("whatif-run")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let (reserved, ooms, start) = wait_until("the what-if result", || async {
+        Ok((
+            attr_u64(c, "whatif-result", "data-peak-reserved").await?,
+            attr_u64(c, "whatif-result", "data-ooms").await?,
+            page::attr(c, "whatif-result", "data-start").await?,
+        ))
+    })
+    .await;
+    let capacity = anomalies(&snapshot, 0, &tl)
+        .ooms
+        .iter()
+        .filter_map(|o| o.device_free.map(|f| f + o.reserved))
+        .max();
+    let mut config = file_config(&snapshot).unwrap();
+    config.expandable_segments = !expandable_before;
+    let start = if start == "clean" {
+        Start::Clean
+    } else {
+        Start::Reconstructed
+    };
+    let native = what_if(&snapshot, 0, config, start, capacity).unwrap();
+    assert_eq!(reserved, native.figures.peak_reserved);
+    assert_eq!(ooms, native.figures.ooms);
+    scroll_to(c, "whatif-result").await;
+    page::screenshot(c, "views-whatif").await;
+
+    // Flame graph at the peak: core's live bytes; all frames shows more nodes.
+    let filtered = wait_until("the flame graph", || async {
+        let total = attr_u64(c, "flamegraph", "data-total").await?;
+        let nodes = attr_u64(c, "flamegraph", "data-nodes").await?;
+        if total == peak.peak_allocated && nodes > 1 {
+            Ok(nodes)
+        } else {
+            Err(format!("{total} B in {nodes} nodes"))
+        }
+    })
+    .await;
+    scroll_to(c, "flamegraph").await;
+    page::screenshot(c, "views-flamegraph").await;
+    c.find(Locator::Css(&testid("flame-all-frames")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until("all frames in the flame graph", || async {
+        let nodes = attr_u64(c, "flamegraph", "data-nodes").await?;
+        if nodes > filtered {
+            Ok(())
+        } else {
+            Err(format!("{nodes} nodes"))
+        }
+    })
+    .await;
+
+    // Anomalies over the whole trace: core's counts.
+    let a = anomalies(&snapshot, 0, &tl);
+    wait_until("the anomalies", || async {
+        let got = (
+            attr_u64(c, "anomalies", "data-pending").await?,
+            attr_u64(c, "anomalies", "data-leaks").await?,
+            attr_u64(c, "anomalies", "data-ooms").await?,
+        );
+        let want = (
+            a.pending_frees.len() as u64,
+            a.leak_suspects.len() as u64,
+            a.ooms.len() as u64,
+        );
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("{got:?}, want {want:?}"))
+        }
+    })
+    .await;
+    scroll_to(c, "anomalies").await;
+    page::screenshot(c, "views-anomalies").await;
+    browser.close().await;
+}
