@@ -19,7 +19,12 @@ else
     echo "WARNING: real fixtures not found at $fixtures, seeding read_snapshot without them" >&2
 fi
 
+# replay_state takes snapshots too: the same seeds.
+replay="$root/fuzz/corpus/replay_state"
+mkdir -p "$replay"
+cp -f "$snap"/* "$replay"/
+
 cp -f "$root"/fuzz/seeds/scenario/* "$scen"/ 2>/dev/null || true
 cp -f "$root"/capture/scenarios/*.toml "$scen"/
 
-echo "read_snapshot: $(ls "$snap" | wc -l) seeds; scenario: $(ls "$scen" | wc -l) seeds"
+echo "read_snapshot: $(ls "$snap" | wc -l) seeds; replay_state: $(ls "$replay" | wc -l); scenario: $(ls "$scen" | wc -l)"
