@@ -520,7 +520,16 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
         let mut frames = Vec::with_capacity(items.len());
         for (i, &f) in items.iter().enumerate() {
-            frames.push(self.frame(f, &Path::Index(path, i))?);
+            // A frame seen before (the usual case) without the call into `frame`.
+            let seen = match self.node(f) {
+                Node::Dict(_) => self.interned[f as usize],
+                _ => UNSET,
+            };
+            frames.push(if seen != UNSET {
+                FrameId(seen)
+            } else {
+                self.frame(f, &Path::Index(path, i))?
+            });
         }
         let sid = self.stacks.push_stack(frames.into_boxed_slice());
         self.interned[id as usize] = sid.0;
