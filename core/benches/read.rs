@@ -11,7 +11,9 @@ use support::cpu_time::ThreadCpuTime;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::read;
 
@@ -23,8 +25,16 @@ fn read_files(
 ) {
     let mut g = c.benchmark_group(group);
     if large {
-        // Seconds per iteration: criterion's minimum of 10 samples is plenty.
-        g.sample_size(10).warm_up_time(Duration::from_secs(1));
+        // Seconds per iteration: 10 single-iteration samples (criterion's minimum; its default
+        // linear sampling would run 55 iterations).
+        g.sample_size(10)
+            .sampling_mode(SamplingMode::Flat)
+            .warm_up_time(Duration::from_millis(1))
+            .measurement_time(Duration::from_secs(1));
+    } else {
+        // 30 benchmarks on a shared machine: short runs, the real fixtures take milliseconds.
+        g.warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(2));
     }
     for (name, bytes) in files {
         if let Err(e) = read(bytes) {
