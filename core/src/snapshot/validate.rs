@@ -19,6 +19,7 @@ use super::model::{Action, BlockState, Snapshot, TraceEntry};
 pub const MAX_PER_KIND: usize = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WarningKind {
     BlockOutsideSegment,
     BlocksOverlap,
@@ -49,7 +50,9 @@ impl WarningKind {
     }
 }
 
+/// One inconsistency; the web worker sends these to the page (hence serde).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Warning {
     pub kind: WarningKind,
     /// Where and what, e.g. `segments[3].blocks[2] (0x7f.., 512 B) lies outside ...`.
