@@ -13,7 +13,7 @@ use crate::views::{
 
 #[component]
 pub fn App() -> impl IntoView {
-    let state = AppState::new();
+    let state = AppState::start();
     provide_context(state);
     Analysis::provide(state);
 

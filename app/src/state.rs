@@ -40,7 +40,7 @@ pub struct AppState {
 
 impl AppState {
     /// Spawns the worker and wires progress and failures into the signals.
-    pub fn new() -> AppState {
+    pub fn start() -> AppState {
         let opening = RwSignal::new(None::<Opening>);
         let load_error = RwSignal::new(None::<String>);
         let client = WorkerClient::spawn(
