@@ -244,3 +244,18 @@ fn views_of_a_full_training_step() {
         Response::Failed { .. }
     ));
 }
+
+#[test]
+fn labels_skip_capture_frames() {
+    let Some(snap) = real("cs336-d-fullstep.pickle") else {
+        return;
+    };
+    let mut cache = Analyses::new();
+    let Response::Insights(ins) = ask(&snap, &mut cache, Request::Insights { device: 0 }) else {
+        panic!()
+    };
+    for p in &ins.pinning {
+        eprintln!("{}", p.label);
+        assert!(!p.label.contains("unwind"), "{}", p.label);
+    }
+}

@@ -176,6 +176,7 @@ async fn analysis_views_on_a_training_step() {
         })
         .await;
     }
+    scroll_to(c, "insights").await;
     scroll_to(c, "state-at").await;
     page::screenshot(c, "views-state-slider").await;
 

@@ -19,8 +19,13 @@ pub fn stack_view(snap: &Snapshot, stack: u32) -> Result<StackView, String> {
         .ok_or_else(|| format!("no stack {stack} in this file"))
 }
 
+/// Native frames of the allocation path itself, the same in every stack: a label skips them to
+/// name the operator that allocated.
+const ALLOCATION_PATH: &[&str] = &["c10::", "at::detail::", "empty", "Allocator", "TensorBase"];
+
 /// `file:line:name` of the innermost user (or library) frame; without one, the innermost
-/// Python frame (torch's), then the innermost frame the capture machinery did not add.
+/// Python frame (torch's), then the innermost native frame past the allocation path, then the
+/// innermost frame the capture machinery did not add.
 pub fn label(snap: &Snapshot, stack: Option<StackId>) -> String {
     let Some(s) = stack.filter(|s| (s.0 as usize) < snap.stacks.stack_count()) else {
         return "<no stack>".into();
@@ -31,6 +36,7 @@ pub fn label(snap: &Snapshot, stack: Option<StackId>) -> String {
     let visible = || snap.stacks.frames_of(s).filter(|f| !is_omitted(f));
     visible()
         .find(|f| kind(f) != FrameKind::Native)
+        .or_else(|| visible().find(|f| !ALLOCATION_PATH.iter().any(|p| f.name.contains(p))))
         .or_else(|| visible().next())
         .map(|f| format!("{} (no user frame)", format(f)))
         .unwrap_or_else(|| "<empty stack>".into())
