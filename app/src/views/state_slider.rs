@@ -9,18 +9,21 @@ use super::analysis_state::{entries, range, time_label, Analysis};
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 
+/// The entry whose state is shown, its time and the trace's first time.
+type Shown = (u64, Option<i64>, Option<i64>);
+
 #[component]
 pub fn StateSlider() -> impl IntoView {
     let state = expect_context::<AppState>();
     let an = expect_context::<Analysis>();
     // The state shown: (entry, time), once the worker has answered for it.
-    let shown = RwSignal::new(None::<(u64, Option<i64>, Option<i64>)>);
+    let shown = RwSignal::new(None::<Shown>);
     let in_flight = StoredValue::new(false);
     let queued = StoredValue::new(None::<u64>);
 
     fn fetch(
         state: AppState,
-        shown: RwSignal<Option<(u64, Option<i64>, Option<i64>)>>,
+        shown: RwSignal<Option<Shown>>,
         in_flight: StoredValue<bool>,
         queued: StoredValue<Option<u64>>,
         index: u64,
