@@ -8,41 +8,23 @@
 //! no segment growth follows (a run followed by growth is the allocator's own OOM retry, which
 //! the model makes by itself); it is replayed as one.
 //!
-//! `analysis::replay` drives its own simulated allocator over the entries and exposes no
-//! request list; this extraction is the one the CUDA backing can run too. It shares that
-//! module's reading of the file's settings.
+//! The extraction is core's (`analysis::replay::requests`, which what-if replays use too);
+//! this keeps the requests that can run from the trace alone (no frees of blocks allocated
+//! before it began). It shares that module's reading of the file's settings.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use memsnap_core::allocator::{Allocator, Config, StreamId};
-use memsnap_core::analysis::replay::{file_config, traced_devices};
-use memsnap_core::snapshot::{self, Action, Snapshot, StackId};
+use memsnap_core::analysis::replay::{file_config, requests, traced_devices};
+use memsnap_core::snapshot::{self, Action, Snapshot};
 
 use super::device::Device;
 use super::progress::Progress;
 use super::run::Outcome;
 use super::summary::Summary;
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Request {
-    /// `addr` is the original address: the key later frees use.
-    Alloc {
-        addr: u64,
-        size: u64,
-        stream: StreamId,
-        frames: Option<StackId>,
-    },
-    Free {
-        addr: u64,
-        /// The original's free waited for events (a record_stream).
-        deferred: bool,
-    },
-    /// The original's `free_completed` of a deferred free.
-    Complete { addr: u64 },
-    /// `torch.cuda.empty_cache()`.
-    EmptyCache,
-}
+pub use memsnap_core::analysis::replay::Request;
 
 pub struct Requests {
     pub requests: Vec<Request>,
@@ -83,60 +65,32 @@ pub fn extract(snap: Snapshot, config: Config, prefer: i64) -> Result<Requests, 
             .first()
             .ok_or("the file has no trace to replay (recorded without _record_memory_history?)")?
     } as usize;
-    let trace = snap.trace(device);
-    let mut requests = Vec::new();
+    let mut out = Vec::new();
     let mut live: HashSet<u64> = HashSet::new();
     let mut pending: HashSet<u64> = HashSet::new();
     let mut unmatched_frees = 0;
-    for (i, e) in trace.iter().enumerate() {
-        if is_release(&e.action) {
-            let first_of_run = i == 0 || !is_release(&trace[i - 1].action);
-            let growth_follows = trace[i + 1..]
-                .iter()
-                .find(|n| !is_release(&n.action))
-                .is_some_and(|n| {
-                    matches!(
-                        n.action,
-                        Action::SegmentAlloc | Action::SegmentMap | Action::Oom
-                    )
-                });
-            if first_of_run && !growth_follows {
-                requests.push(Request::EmptyCache);
-            }
-            continue;
-        }
-        let Some(addr) = e.addr else { continue };
-        match e.action {
-            Action::Alloc => {
+    for t in requests(&snap, device as i64) {
+        match t.request {
+            Request::Alloc { addr, .. } => {
                 live.insert(addr);
-                requests.push(Request::Alloc {
-                    addr,
-                    size: e.size.unwrap_or(0),
-                    stream: e.stream.unwrap_or(0),
-                    frames: e.frames,
-                });
             }
-            Action::FreeRequested => {
+            Request::Free { addr, deferred } => {
                 if !live.remove(&addr) {
                     unmatched_frees += 1;
                     continue;
                 }
-                let completes_now = trace
-                    .get(i + 1)
-                    .is_some_and(|n| n.action == Action::FreeCompleted && n.addr == Some(addr));
                 // A free with no completion at all in the trace is still pending at the end.
-                let deferred = !completes_now;
                 if deferred {
                     pending.insert(addr);
                 }
-                requests.push(Request::Free { addr, deferred });
             }
-            Action::FreeCompleted if pending.remove(&addr) => {
-                requests.push(Request::Complete { addr });
-            }
-            _ => {}
+            // Only completions of the deferred frees above: others free nothing here.
+            Request::Complete { addr } if !pending.remove(&addr) => continue,
+            Request::Complete { .. } | Request::EmptyCache => {}
         }
+        out.push(t.request);
     }
+    let requests = out;
     Ok(Requests {
         requests,
         config,
@@ -163,11 +117,13 @@ pub fn run<D: Device>(
     let mut ooms = Vec::new();
     for (i, req) in r.requests.iter().enumerate() {
         match req {
+            // Private pools are not recreated: the run's blocks all go to the default pools.
             Request::Alloc {
                 addr,
                 size,
                 stream,
                 frames,
+                pool: _,
             } => {
                 let s = match streams.get(stream) {
                     Some(s) => *s,
@@ -231,10 +187,6 @@ pub fn run<D: Device>(
         summary,
         ooms,
     })
-}
-
-fn is_release(a: &Action) -> bool {
-    matches!(a, Action::SegmentFree | Action::SegmentUnmap)
 }
 
 /// Keys pending frees apart from live allocations at the same original address (the address

@@ -13,16 +13,20 @@
 
 mod backing;
 mod detect;
+mod requests;
 
-use std::collections::HashMap;
+use foldhash::HashMap as FastMap;
 
 use crate::allocator::{Allocator, Backing, Config, SimBacking, Stats};
 use crate::snapshot::{Action, BlockState, Segment, Snapshot, TraceEntry};
 
-pub use backing::{ReplayBacking, SegKind, SegOp};
+pub use backing::{ReplayBacking, SegKind, SegOp, WindowScore};
 pub use detect::{check_cuda_policy, PolicyCheck};
+pub use requests::{empty_cache_by_runs, requests_of, Request, Traced};
 
-use super::state_at::StateHistory;
+use requests::{completes_at, pool_of};
+
+use super::state_at::start_state;
 
 use crate::allocator::seed::PENDING_STREAM;
 
@@ -119,33 +123,24 @@ pub fn traced_devices(snapshot: &Snapshot) -> Vec<i64> {
         .collect()
 }
 
-/// How the replay feeds one trace's requests to an allocator.
-struct Driver<'a> {
-    entries: &'a [TraceEntry],
+/// How a replay feeds requests to an allocator: real addresses to the model's.
+#[derive(Default)]
+struct Driver {
     /// Real address -> model address of each live allocation.
-    addr_map: HashMap<u64, u64>,
+    addr_map: FastMap<u64, u64>,
     /// Real addresses freed with pending stream uses.
-    pending: HashMap<u64, u64>,
+    pending: FastMap<u64, u64>,
 }
 
-impl<'a> Driver<'a> {
-    fn new(entries: &'a [TraceEntry]) -> Self {
-        Driver {
-            entries,
-            addr_map: HashMap::new(),
-            pending: HashMap::new(),
-        }
-    }
-
-    fn free_requested<B: Backing>(&mut self, a: &mut Allocator<B>, i: usize) -> Result<(), String> {
-        let e = &self.entries[i];
-        let real = e.addr.unwrap_or(0);
+impl Driver {
+    fn free_requested<B: Backing>(
+        &mut self,
+        a: &mut Allocator<B>,
+        real: u64,
+        deferred: bool,
+    ) -> Result<(), String> {
         let model = self.addr_map.remove(&real).unwrap_or(real);
-        let immediate = self
-            .entries
-            .get(i + 1)
-            .is_some_and(|n| n.action == Action::FreeCompleted && n.addr == Some(real));
-        if !immediate {
+        if deferred {
             // The run recorded another stream's use: the block waits for an event.
             a.record_stream(model, PENDING_STREAM)
                 .map_err(|e| e.to_string())?;
@@ -154,8 +149,7 @@ impl<'a> Driver<'a> {
         a.free(model).map_err(|e| format!("free_requested: {e}"))
     }
 
-    fn free_completed<B: Backing>(&mut self, a: &mut Allocator<B>, i: usize) {
-        let real = self.entries[i].addr.unwrap_or(0);
+    fn free_completed<B: Backing>(&mut self, a: &mut Allocator<B>, real: u64) {
         // Blocks already pending when the trace began are not in `pending`: same address.
         let model = self.pending.remove(&real).unwrap_or(real);
         a.complete_pending_free(model);
@@ -166,12 +160,12 @@ impl<'a> Driver<'a> {
 pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayError> {
     let config = file_config(snapshot)?;
     let entries = snapshot.trace(device.max(0) as usize);
-    let history = StateHistory::new(snapshot, device, &config);
+    let (start, inconsistencies) = start_state(snapshot, device, &config);
     let policy = check_cuda_policy(snapshot, device, &config);
     let mut report = ReplayReport {
         device,
         entries: entries.len(),
-        complete_trace: history.starts_empty(),
+        complete_trace: start.is_empty(),
         not_replayed: None,
         policy: policy.clone(),
         decisions: 0,
@@ -180,9 +174,8 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
         segments_match: false,
         segments_difference: None,
         figures: Figures::default(),
-        inconsistencies: history.inconsistencies().len(),
-        first_inconsistency: history
-            .inconsistencies()
+        inconsistencies: inconsistencies.len(),
+        first_inconsistency: inconsistencies
             .first()
             .map(|c| format!("entry {}: {}", c.entry, c.message)),
         settings: config.to_conf_string(),
@@ -197,13 +190,14 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
         ));
         return Ok(report);
     }
-    let start = history.state_before(0);
     let capacity = 1u64 << 50;
     let mut a = Allocator::new(ReplayBacking::new(capacity), config).with_device(device);
+    // Decisions are compared as they are made: the model's own trace is not needed.
+    a.trace_mut().set_enabled(false);
     a.set_stacks(snapshot.stacks.clone());
     a.seed_segments_with_hints(&start, &va_hints(entries))
         .map_err(|e| ReplayError(format!("start state: {e}")))?;
-    let mut d = Driver::new(entries);
+    let mut d = Driver::default();
     let mut mismatch = |report: &mut ReplayReport, entry: usize, what: String| {
         if report.first_mismatch.is_none() {
             report.first_mismatch = Some(Mismatch { entry, what });
@@ -261,13 +255,13 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
                 }
                 if next_alloc || next_oom {
                     a.backing_mut().open_window(ops, next_oom);
-                    continue_request(&mut a, &mut d, &mut report, j, &mut mismatch);
+                    continue_request(&mut a, &mut d, &entries[j], &mut report, j, &mut mismatch);
                 } else if !ops.is_empty() {
                     a.backing_mut().open_window(ops, false);
                     settle(&mut a, &mut report, i, &mut mismatch);
                 }
                 for k in synced {
-                    d.free_completed(&mut a, k);
+                    d.free_completed(&mut a, entries[k].addr.unwrap_or(0));
                 }
                 i = if next_alloc || next_oom { j + 1 } else { j };
                 continue;
@@ -275,14 +269,16 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
             Action::Alloc | Action::Oom => {
                 a.backing_mut()
                     .open_window(Vec::new(), e.action == Action::Oom);
-                continue_request(&mut a, &mut d, &mut report, i, &mut mismatch);
+                continue_request(&mut a, &mut d, e, &mut report, i, &mut mismatch);
             }
             Action::FreeRequested => {
-                if let Err(m) = d.free_requested(&mut a, i) {
+                let real = e.addr.unwrap_or(0);
+                let deferred = !completes_at(entries, i + 1, real);
+                if let Err(m) = d.free_requested(&mut a, real, deferred) {
                     mismatch(&mut report, i, m);
                 }
             }
-            Action::FreeCompleted => d.free_completed(&mut a, i),
+            Action::FreeCompleted => d.free_completed(&mut a, e.addr.unwrap_or(0)),
             _ => {}
         }
         i += 1;
@@ -302,12 +298,12 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
 /// Replays the request at entry `i` (alloc or oom) inside the open window and scores it.
 fn continue_request(
     a: &mut Allocator<ReplayBacking>,
-    d: &mut Driver<'_>,
+    d: &mut Driver,
+    e: &TraceEntry,
     report: &mut ReplayReport,
     i: usize,
     mismatch: &mut impl FnMut(&mut ReplayReport, usize, String),
 ) {
-    let e = &d.entries[i];
     let size = e.size.unwrap_or(0);
     let stream = e.stream.unwrap_or(0);
     report.decisions += 1;
@@ -353,10 +349,10 @@ fn settle(
     i: usize,
     mismatch: &mut impl FnMut(&mut ReplayReport, usize, String),
 ) {
-    let (matched, missed, extra) = a.backing_mut().close_window();
-    report.decisions += (matched.len() + missed.len() + extra.len()) as u64;
-    report.decisions_matched += matched.len() as u64;
-    if let Some(m) = missed.first() {
+    let w = a.backing_mut().close_window();
+    report.decisions += (w.matched + w.missed + w.extra) as u64;
+    report.decisions_matched += w.matched as u64;
+    if let Some(m) = w.first_missed {
         mismatch(
             report,
             m.entry.unwrap_or(i),
@@ -368,7 +364,7 @@ fn settle(
             ),
         );
     }
-    if let Some(x) = extra.first() {
+    if let Some(x) = w.first_extra {
         mismatch(
             report,
             i,
@@ -379,18 +375,6 @@ fn settle(
             ),
         );
     }
-}
-
-/// The private pool of an entry (newer torch writes `pool_id`); (0, 0) = default pools.
-fn pool_of(e: &TraceEntry) -> (i64, i64) {
-    e.extra
-        .iter()
-        .find(|(k, _)| &**k == "pool_id")
-        .and_then(|(_, v)| match v.as_seq() {
-            Some([a, b]) => Some((a.as_i64()?, b.as_i64()?)),
-            _ => None,
-        })
-        .unwrap_or((0, 0))
 }
 
 /// (stream, address) of every map and unmap: addresses inside expandable ranges.
@@ -512,7 +496,7 @@ pub fn what_if_snapshot(
     let mut live_seeded = std::collections::HashSet::new();
     if start == Start::Reconstructed {
         let cfg = file_config(snapshot)?;
-        let st = StateHistory::new(snapshot, device, &cfg).state_before(0);
+        let (st, _) = start_state(snapshot, device, &cfg);
         for s in st.iter().filter(|s| s.is_expandable != Some(true)) {
             a.backing_mut().claim(s.address, s.total_size);
         }
@@ -524,66 +508,64 @@ pub fn what_if_snapshot(
         a.seed_segments_with_hints(&st, &va_hints(entries))
             .map_err(|e| ReplayError(format!("start state: {e}")))?;
     }
-    // Where the program called empty_cache, as the fidelity replay tells them apart from the
-    // allocator's own releases (for another allocator's trace: releases starting a run).
-    let empty_cache_at = match replay(snapshot, device) {
-        Ok(r) if r.not_replayed.is_none() => r.empty_cache_at,
-        _ => entries
-            .iter()
-            .enumerate()
-            .filter(|(i, e)| {
-                matches!(e.action, Action::SegmentFree | Action::SegmentUnmap)
-                    && (*i == 0
-                        || !matches!(
-                            entries[i - 1].action,
-                            Action::SegmentFree | Action::SegmentUnmap
-                        ))
-            })
-            .map(|(i, _)| i)
-            .collect(),
-    };
-    let mut d = Driver::new(entries);
-    let (mut requests, mut failed) = (0u64, 0u64);
+    let mut d = Driver::default();
+    let (mut n_requests, mut failed) = (0u64, 0u64);
     let mut failed_addrs = std::collections::HashSet::new();
-    for (i, e) in entries.iter().enumerate() {
-        let real = e.addr.unwrap_or(0);
-        match e.action {
-            Action::Alloc => {
-                requests += 1;
-                match a.malloc_in_pool(
-                    e.size.unwrap_or(0),
-                    e.stream.unwrap_or(0),
-                    e.frames,
-                    pool_of(e),
-                ) {
+    for t in requests(snapshot, device) {
+        match t.request {
+            Request::Alloc {
+                addr,
+                size,
+                stream,
+                frames,
+                pool,
+            } => {
+                n_requests += 1;
+                match a.malloc_in_pool(size, stream, frames, pool) {
                     Ok(p) => {
-                        d.addr_map.insert(real, p);
+                        d.addr_map.insert(addr, p);
                     }
                     Err(_) => {
                         failed += 1;
-                        failed_addrs.insert(real);
+                        failed_addrs.insert(addr);
                     }
                 }
             }
-            Action::FreeRequested => {
-                if failed_addrs.remove(&real) {
+            Request::Free { addr, deferred } => {
+                if failed_addrs.remove(&addr) {
                     continue;
                 }
-                let known = d.addr_map.contains_key(&real) || live_seeded.remove(&real);
+                let known = d.addr_map.contains_key(&addr) || live_seeded.remove(&addr);
                 if known {
-                    let _ = d.free_requested(&mut a, i);
+                    let _ = d.free_requested(&mut a, addr, deferred);
                 }
             }
-            Action::FreeCompleted => d.free_completed(&mut a, i),
-            _ if empty_cache_at.binary_search(&i).is_ok() => a.empty_cache(),
-            _ => {}
+            Request::Complete { addr } => d.free_completed(&mut a, addr),
+            Request::EmptyCache => a.empty_cache(),
         }
     }
     let w = WhatIf {
         settings,
         figures: Figures::of(a.stats()),
-        requests,
+        requests: n_requests,
         failed_requests: failed,
     };
     Ok((w, a.snapshot()))
+}
+
+/// Trace indices where the program called empty_cache: as the fidelity replay tells them apart
+/// from the allocator's own releases, or, for a trace it cannot replay (another allocator's),
+/// by [`empty_cache_by_runs`].
+pub fn empty_cache_calls(snapshot: &Snapshot, device: i64) -> Vec<usize> {
+    match replay(snapshot, device) {
+        Ok(r) if r.not_replayed.is_none() => r.empty_cache_at,
+        _ => empty_cache_by_runs(snapshot.trace(device.max(0) as usize)),
+    }
+}
+
+/// The requests of `device`'s trace (see [`Request`]): what what-if replays and
+/// `capture --replay` run.
+pub fn requests(snapshot: &Snapshot, device: i64) -> Vec<Traced> {
+    let entries = snapshot.trace(device.max(0) as usize);
+    requests_of(entries, &empty_cache_calls(snapshot, device))
 }

@@ -145,6 +145,22 @@ impl StateHistory {
     }
 }
 
+/// The segments before the first entry and what the backward walk could not explain: the
+/// start of a replay, without the checkpoints and trace copy a [`StateHistory`] keeps.
+pub fn start_state(
+    snapshot: &Snapshot,
+    device: i64,
+    config: &Config,
+) -> (Vec<Segment>, Vec<Inconsistency>) {
+    let entries = snapshot.trace(device.max(0) as usize);
+    let mut state = dump_state(snapshot, device);
+    let mut inconsistencies = Vec::new();
+    for (i, e) in entries.iter().enumerate().rev() {
+        undo(&mut state, e, i, config, &mut inconsistencies);
+    }
+    (to_segments(&state, device), inconsistencies)
+}
+
 /// One-shot form of [`StateHistory::state_before`] (builds the history each call).
 pub fn state_at(snapshot: &Snapshot, device: i64, n: usize) -> Vec<Segment> {
     let config = snapshot

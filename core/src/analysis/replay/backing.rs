@@ -34,6 +34,17 @@ pub struct SegOp {
     pub entry: Option<usize>,
 }
 
+/// A closed window: real actions the model made too, real actions it did not make, and calls
+/// of the model the run did not make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowScore {
+    pub matched: usize,
+    pub missed: usize,
+    pub extra: usize,
+    pub first_missed: Option<SegOp>,
+    pub first_extra: Option<SegOp>,
+}
+
 /// Addresses handed out when the model makes a call the real run did not (never real ones).
 const SYNTHETIC_BASE: u64 = 0xfff0_0000_0000;
 
@@ -67,19 +78,33 @@ impl ReplayBacking {
     }
 
     pub fn open_window(&mut self, ops: Vec<SegOp>, ooms: bool) {
-        self.window = ops.into_iter().map(|o| (o, false)).collect();
+        // Reuses the window's buffer: a window opens for every request.
+        self.window.clear();
+        self.window.extend(ops.into_iter().map(|o| (o, false)));
         self.unmatched.clear();
         self.window_ooms = ooms;
     }
 
-    /// (real actions matched, real actions the model did not make, model calls the run did not make)
-    pub fn close_window(&mut self) -> (Vec<SegOp>, Vec<SegOp>, Vec<SegOp>) {
-        let (matched, missed): (Vec<_>, Vec<_>) = self.window.drain(..).partition(|(_, m)| *m);
-        (
-            matched.into_iter().map(|(o, _)| o).collect(),
-            missed.into_iter().map(|(o, _)| o).collect(),
-            std::mem::take(&mut self.unmatched),
-        )
+    /// How the window went; counts and first examples only, so that the per-request scoring
+    /// allocates nothing.
+    pub fn close_window(&mut self) -> WindowScore {
+        let mut score = WindowScore {
+            matched: 0,
+            missed: 0,
+            extra: self.unmatched.len(),
+            first_missed: None,
+            first_extra: self.unmatched.first().copied(),
+        };
+        for (o, m) in self.window.drain(..) {
+            if m {
+                score.matched += 1;
+            } else {
+                score.missed += 1;
+                score.first_missed.get_or_insert(o);
+            }
+        }
+        self.unmatched.clear();
+        score
     }
 
     /// Matches the model's call with the run's next unmatched action of that kind and size;
