@@ -259,3 +259,71 @@ fn labels_skip_capture_frames() {
         assert!(!p.label.contains("unwind"), "{}", p.label);
     }
 }
+
+/// Timings at a million entries (`scripts/gen-large.sh` makes the file): run with
+/// `cargo test --release -p memsnap-app --test analysis_views -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn timeline_requests_at_a_million_entries() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data/large-100mb.pickle");
+    let Ok(bytes) = std::fs::read(&path) else {
+        eprintln!(
+            "WARNING: {} not found (scripts/gen-large.sh), skipping",
+            path.display()
+        );
+        return;
+    };
+    let snap = memsnap_core::snapshot::read(&bytes).expect("reading the large file");
+    let mut cache = Analyses::new();
+    let t = std::time::Instant::now();
+    let n = cache.timeline(&snap, 0).len() as u64;
+    eprintln!("{n} entries: timeline built in {:?}", t.elapsed());
+    let mut ask_range = |start: u64, end: u64| {
+        let t = std::time::Instant::now();
+        let r = answer(
+            &snap,
+            &mut cache,
+            &Request::Timeline(TimelineRequest {
+                device: 0,
+                range: EntryRange { start, end },
+                width: 1000,
+                height: 226,
+            }),
+        );
+        let Response::Timeline(v) = r else {
+            panic!("not a timeline")
+        };
+        let bytes = memsnap_app::protocol::encode(1, &Response::Timeline(v.clone())).len();
+        let cells: usize = v.columns.iter().map(|c| c.bands.len()).sum();
+        eprintln!(
+            "range {start}..{end}: {:?}, {cells} cells, {bytes} B message",
+            t.elapsed()
+        );
+        assert!(v.allocated.len() <= 1000);
+    };
+    ask_range(0, n);
+    ask_range(0, n);
+    ask_range(n / 2, n / 2 + n / 100);
+    ask_range(n / 2 + n / 200, n / 2 + n / 100 + n / 200);
+    let t = std::time::Instant::now();
+    let _ = answer(
+        &snap,
+        &mut cache,
+        &Request::StateAt {
+            device: 0,
+            index: n / 2,
+        },
+    );
+    eprintln!("first state_at (history build): {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let _ = answer(
+        &snap,
+        &mut cache,
+        &Request::StateAt {
+            device: 0,
+            index: n / 2 + 777,
+        },
+    );
+    eprintln!("next state_at: {:?}", t.elapsed());
+}
