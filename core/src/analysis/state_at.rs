@@ -268,10 +268,12 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             };
             let seg_end = seg_addr + seg.size;
             let (small, expandable) = (seg.small, seg.expandable);
+            // One-sided ranges: a bounded range descends the tree for both ends.
             let gap_start = st
                 .blocks
-                .range(seg_addr..addr)
+                .range(..addr)
                 .next_back()
+                .filter(|(a, _)| **a >= seg_addr)
                 .map_or(seg_addr, |(a, b)| a + b.size);
             if gap_start > addr {
                 note(
@@ -283,8 +285,9 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             }
             let gap_end = st
                 .blocks
-                .range(addr + 1..seg_end)
+                .range(addr + 1..)
                 .next()
+                .filter(|(a, _)| **a < seg_end)
                 .map_or(seg_end, |(a, _)| *a);
             let mut bsize = round_size(size, config);
             let rest = gap_end.saturating_sub(addr + bsize);
@@ -365,7 +368,8 @@ fn widen_block_before(st: &mut State, addr: u64, i: usize, sink: &mut Vec<Incons
     if seg_addr == addr || seg.expandable {
         return;
     }
-    let Some((&prev_addr, prev)) = st.blocks.range(seg_addr..addr).next_back() else {
+    let before = st.blocks.range(..addr).next_back();
+    let Some((&prev_addr, prev)) = before.filter(|(a, _)| **a >= seg_addr) else {
         note(
             sink,
             i,
