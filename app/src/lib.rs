@@ -5,6 +5,7 @@
 pub mod analysis_protocol;
 pub mod format;
 pub mod protocol;
+pub mod size_limit;
 pub mod viewmodel;
 
 #[cfg(target_arch = "wasm32")]

@@ -117,6 +117,9 @@ pub struct FileSummary {
     pub devices: Vec<DeviceSummary>,
     /// Milliseconds spent in `snapshot::read`, measured in the worker.
     pub parse_ms: f64,
+    /// `snapshot::validate`'s messages: the file read, but its numbers disagree, so the views
+    /// show a partial picture. Capped per kind by validate itself.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

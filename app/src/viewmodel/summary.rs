@@ -34,6 +34,10 @@ pub fn file_summary(snapshot: &Snapshot, name: &str, size: u64, parse_ms: f64) -
         .to_string(),
         devices,
         parse_ms,
+        warnings: memsnap_core::snapshot::validate(snapshot)
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
     }
 }
 
@@ -67,5 +71,22 @@ mod tests {
             .collect();
         assert_eq!(got, vec![(0, 1, 0), (1, 0, 3), (2, 1, 0)]);
         assert_eq!(f.form, "snapshot");
+    }
+
+    #[test]
+    fn carries_validate_warnings() {
+        let clean = file_summary(&Snapshot::default(), "a", 0, 0.0);
+        assert_eq!(clean.warnings, Vec::<String>::new());
+        // Two allocs of one address with no free between them.
+        let s = Snapshot {
+            device_traces: Some(vec![vec![TraceEntry::new(Action::Alloc, 0, 512); 2]]),
+            ..Snapshot::default()
+        };
+        let f = file_summary(&s, "x.pickle", 10, 1.0);
+        assert!(
+            f.warnings.iter().any(|w| w.contains("already allocated")),
+            "{:?}",
+            f.warnings
+        );
     }
 }

@@ -6,6 +6,7 @@ mod devices;
 mod diagnostics;
 mod flamegraph;
 mod insights;
+mod load_warnings;
 mod open;
 mod segments;
 mod stack;

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use crate::app::event_input;
 use crate::format;
 use crate::protocol::Stage;
+use super::load_warnings::LoadWarnings;
 use crate::state::AppState;
 
 /// Copied next to index.html by Trunk (see index.html), so it resolves from any sub-path.
@@ -45,6 +46,7 @@ pub fn OpenPanel() -> impl IntoView {
             {move || state.load_error.get().map(|e| view! {
                 <div class="error" data-testid="load-error" role="alert">{e}</div>
             })}
+            <LoadWarnings/>
         </section>
     }
 }

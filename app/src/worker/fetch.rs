@@ -7,6 +7,7 @@ use web_sys::ReadableStreamDefaultReader;
 
 use super::{js_error, progress, scope};
 use crate::protocol::{RequestId, Stage};
+use crate::size_limit;
 
 pub async fn read_all(id: RequestId, url: &str) -> Result<Vec<u8>, String> {
     let fail = |e| format!("{url}: could not fetch: {}", js_error(e));
@@ -29,6 +30,11 @@ pub async fn read_all(id: RequestId, url: &str) -> Result<Vec<u8>, String> {
         .ok()
         .flatten()
         .and_then(|s| s.parse::<u64>().ok());
+    let name = file_name(url);
+    // Content-Length may be absent or count compressed bytes, so the running total is checked too.
+    if let Some(total) = total {
+        size_limit::check(&name, total)?;
+    }
     let Some(body) = response.body() else {
         return Ok(Vec::new());
     };
@@ -50,6 +56,7 @@ pub async fn read_all(id: RequestId, url: &str) -> Result<Vec<u8>, String> {
         let at = out.len();
         out.resize(at + value.length() as usize, 0);
         value.copy_to(&mut out[at..]);
+        size_limit::check(&name, out.len() as u64)?;
         progress(id, Stage::Reading, out.len() as u64, total);
     }
     Ok(out)

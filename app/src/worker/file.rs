@@ -5,6 +5,7 @@ use web_sys::{File, FileReaderSync};
 
 use super::{js_error, progress};
 use crate::protocol::{RequestId, Stage};
+use crate::size_limit;
 
 /// Slices this size keep progress moving without many round trips.
 const SLICE: f64 = 8.0 * 1024.0 * 1024.0;
@@ -12,8 +13,10 @@ const SLICE: f64 = 8.0 * 1024.0 * 1024.0;
 pub fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
     let name = file.name();
     let fail = |e| format!("{name}: could not read the file: {}", js_error(e));
-    let reader = FileReaderSync::new().map_err(fail)?;
     let total = file.size();
+    // Refused before reading: a file over the limit would exhaust the worker's memory.
+    size_limit::check(&name, total as u64)?;
+    let reader = FileReaderSync::new().map_err(fail)?;
     let mut out = Vec::with_capacity(total as usize);
     let mut start = 0.0;
     progress(id, Stage::Reading, 0, Some(total as u64));
