@@ -7,8 +7,8 @@ use wasm_bindgen::JsCast;
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
-    Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel, SegmentView, StackPanel,
-    StateSlider, Timeline, WhatIf,
+    Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel, RankPeaks, RankPicker,
+    SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
 };
 
 #[component]
@@ -33,13 +33,9 @@ pub fn App() -> impl IntoView {
     let _ = window_event_listener(leptos::ev::drop, move |e| {
         e.prevent_default();
         dragging.set(false);
-        let file = e
-            .data_transfer()
-            .and_then(|d| d.files())
-            .and_then(|files| files.get(0));
-        if let Some(file) = file {
-            state.open_file(file);
-        }
+        // Several files: one per rank of a distributed job.
+        let files = e.data_transfer().and_then(|d| d.files());
+        state.open_files(file_list(files));
     });
 
     if let Some(url) = query_param("url") {
@@ -54,6 +50,8 @@ pub fn App() -> impl IntoView {
             </header>
             <aside class="sidebar">
                 <OpenPanel/>
+                <RankPicker/>
+                <RankPeaks/>
                 <DevicePicker/>
                 <Diagnostics/>
                 <Insights/>
@@ -69,7 +67,7 @@ pub fn App() -> impl IntoView {
             <aside class="details">
                 <StackPanel/>
             </aside>
-            <div class="drop-hint">"Drop a snapshot to open it"</div>
+            <div class="drop-hint">"Drop a snapshot (or one per rank) to open it"</div>
         </div>
     }
 }
@@ -83,4 +81,11 @@ fn query_param(key: &str) -> Option<String> {
 /// The `HtmlInputElement` behind an input event.
 pub(crate) fn event_input(e: &leptos::ev::Event) -> Option<web_sys::HtmlInputElement> {
     e.target()?.dyn_into().ok()
+}
+
+/// The files of a picker or a drop, in order.
+pub(crate) fn file_list(files: Option<web_sys::FileList>) -> Vec<web_sys::File> {
+    files
+        .map(|f| (0..f.length()).filter_map(|i| f.get(i)).collect())
+        .unwrap_or_default()
 }

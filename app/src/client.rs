@@ -88,6 +88,14 @@ impl WorkerClient {
         }
     }
 
+    /// Stops the worker (its snapshot is freed); pending replies never come.
+    pub fn terminate(&self) {
+        let mut inner = self.inner.borrow_mut();
+        inner.worker.terminate();
+        inner.pending.clear();
+        inner.queued.clear();
+    }
+
     fn receive(
         &self,
         event: MessageEvent,

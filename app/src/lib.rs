@@ -5,6 +5,7 @@
 pub mod analysis_protocol;
 pub mod format;
 pub mod protocol;
+pub mod rank_names;
 pub mod size_limit;
 pub mod viewmodel;
 

@@ -117,6 +117,10 @@ pub struct FileSummary {
     pub devices: Vec<DeviceSummary>,
     /// Milliseconds spent in `snapshot::read`, measured in the worker.
     pub parse_ms: f64,
+    /// Highest allocated and reserved bytes of any device over the trace (the dump's totals
+    /// where there is no trace): `analysis::timeline`'s summary. Compares ranks of a job.
+    pub peak_allocated: u64,
+    pub peak_reserved: u64,
     /// `snapshot::validate`'s messages: the file read, but its numbers disagree, so the views
     /// show a partial picture. Capped per kind by validate itself.
     pub warnings: Vec<String>,

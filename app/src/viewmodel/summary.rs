@@ -1,9 +1,17 @@
 use memsnap_core::snapshot::{Form, Snapshot};
 
+use super::Analyses;
 use crate::protocol::{DeviceSummary, FileSummary};
 
-pub fn file_summary(snapshot: &Snapshot, name: &str, size: u64, parse_ms: f64) -> FileSummary {
-    let devices = snapshot
+/// `cache` gets each device's timeline (built here for the peaks; the views reuse it).
+pub fn file_summary(
+    snapshot: &Snapshot,
+    cache: &mut Analyses,
+    name: &str,
+    size: u64,
+    parse_ms: f64,
+) -> FileSummary {
+    let devices: Vec<DeviceSummary> = snapshot
         .devices()
         .into_iter()
         .map(|device| {
@@ -24,6 +32,12 @@ pub fn file_summary(snapshot: &Snapshot, name: &str, size: u64, parse_ms: f64) -
             }
         })
         .collect();
+    let (mut peak_allocated, mut peak_reserved) = (0, 0);
+    for d in &devices {
+        let t = cache.timeline(snapshot, d.device).summary();
+        peak_allocated = peak_allocated.max(t.peak_allocated);
+        peak_reserved = peak_reserved.max(t.peak_reserved);
+    }
     FileSummary {
         name: name.to_string(),
         size,
@@ -34,6 +48,8 @@ pub fn file_summary(snapshot: &Snapshot, name: &str, size: u64, parse_ms: f64) -
         .to_string(),
         devices,
         parse_ms,
+        peak_allocated,
+        peak_reserved,
         warnings: memsnap_core::snapshot::validate(snapshot)
             .iter()
             .map(ToString::to_string)
@@ -58,12 +74,14 @@ mod tests {
             ],
             device_traces: Some(vec![
                 vec![],
-                vec![TraceEntry::new(Action::Alloc, 0, 512); 3],
+                (0..3)
+                    .map(|i| TraceEntry::new(Action::Alloc, i * 512, 512))
+                    .collect(),
                 vec![],
             ]),
             ..Snapshot::default()
         };
-        let f = file_summary(&s, "x.pickle", 10, 1.0);
+        let f = file_summary(&s, &mut Analyses::new(), "x.pickle", 10, 1.0);
         let got: Vec<_> = f
             .devices
             .iter()
@@ -71,18 +89,20 @@ mod tests {
             .collect();
         assert_eq!(got, vec![(0, 1, 0), (1, 0, 3), (2, 1, 0)]);
         assert_eq!(f.form, "snapshot");
+        // Device 1's three 512-byte allocations, never freed.
+        assert_eq!(f.peak_allocated, 3 * 512);
     }
 
     #[test]
     fn carries_validate_warnings() {
-        let clean = file_summary(&Snapshot::default(), "a", 0, 0.0);
+        let clean = file_summary(&Snapshot::default(), &mut Analyses::new(), "a", 0, 0.0);
         assert_eq!(clean.warnings, Vec::<String>::new());
         // Two allocs of one address with no free between them.
         let s = Snapshot {
             device_traces: Some(vec![vec![TraceEntry::new(Action::Alloc, 0, 512); 2]]),
             ..Snapshot::default()
         };
-        let f = file_summary(&s, "x.pickle", 10, 1.0);
+        let f = file_summary(&s, &mut Analyses::new(), "x.pickle", 10, 1.0);
         assert!(
             f.warnings.iter().any(|w| w.contains("already allocated")),
             "{:?}",

@@ -8,6 +8,7 @@ mod flamegraph;
 mod insights;
 mod load_warnings;
 mod open;
+mod ranks;
 mod segments;
 mod stack;
 mod state_slider;
@@ -17,6 +18,7 @@ mod whatif;
 pub use devices::DevicePicker;
 pub use diagnostics::Diagnostics;
 pub use open::OpenPanel;
+pub use ranks::{RankPeaks, RankPicker};
 pub use segments::SegmentView;
 pub use stack::StackPanel;
 // The analysis views.

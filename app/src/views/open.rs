@@ -2,10 +2,10 @@
 
 use leptos::prelude::*;
 
-use crate::app::event_input;
+use super::load_warnings::LoadWarnings;
+use crate::app::{event_input, file_list};
 use crate::format;
 use crate::protocol::Stage;
-use super::load_warnings::LoadWarnings;
 use crate::state::AppState;
 
 /// Copied next to index.html by Trunk (see index.html), so it resolves from any sub-path.
@@ -16,9 +16,8 @@ pub fn OpenPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let on_pick = move |e: leptos::ev::Event| {
         let Some(input) = event_input(&e) else { return };
-        if let Some(file) = input.files().and_then(|f| f.get(0)) {
-            state.open_file(file);
-        }
+        // Several files: one per rank of a distributed job.
+        state.open_files(file_list(input.files()));
         // Picking the same file again should open it again.
         input.set_value("");
     };
@@ -33,15 +32,15 @@ pub fn OpenPanel() -> impl IntoView {
                 </div>
             })}
             <label class="button primary">
-                "Open file…"
-                <input type="file" data-testid="file-input" accept=".pickle,.pkl,.pk,application/octet-stream"
+                "Open file(s)…"
+                <input type="file" multiple data-testid="file-input" accept=".pickle,.pkl,.pk,application/octet-stream"
                     on:change=on_pick/>
             </label>
             <button class="button" data-testid="open-example"
                 on:click=move |_| state.open_url(EXAMPLE_URL)>
                 "Open the example"
             </button>
-            <p class="muted hint">"or drop a file anywhere, or add ?url=… to the address"</p>
+            <p class="muted hint">"several files open as ranks; or drop files anywhere, or add ?url=… to the address"</p>
             <Progress/>
             {move || state.load_error.get().map(|e| view! {
                 <div class="error" data-testid="load-error" role="alert">{e}</div>

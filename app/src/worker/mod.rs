@@ -125,9 +125,10 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>) {
     drop(bytes);
     match parsed {
         Ok(snapshot) => {
-            let summary = file_summary(&snapshot, name, size, parse_ms);
+            let mut cache = Analyses::new();
+            let summary = file_summary(&snapshot, &mut cache, name, size, parse_ms);
             OPEN.with(|open| *open.borrow_mut() = Some(snapshot));
-            CACHE.with(|c| *c.borrow_mut() = Analyses::new());
+            CACHE.with(|c| *c.borrow_mut() = cache);
             post(id, &Response::Opened(summary));
         }
         Err(e) => post(
