@@ -7,8 +7,8 @@ use wasm_bindgen::JsCast;
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
-    Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel, RankPeaks, RankPicker,
-    SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
+    Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel, RankCompare, RankPeaks,
+    RankPicker, SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
 };
 
 #[component]
@@ -52,6 +52,7 @@ pub fn App() -> impl IntoView {
                 <OpenPanel/>
                 <RankPicker/>
                 <RankPeaks/>
+                <RankCompare/>
                 <DevicePicker/>
                 <Diagnostics/>
                 <Insights/>

@@ -148,6 +148,22 @@ impl AppState {
         });
     }
 
+    /// Asks rank `index`'s worker (not necessarily the shown rank's), e.g. to compare ranks.
+    pub fn request_rank(
+        &self,
+        index: usize,
+        request: Request,
+        on_reply: impl FnOnce(Response) + 'static,
+    ) {
+        let batch = self.batch.get_value();
+        let me = *self;
+        self.request_to(index, request, None, move |r| {
+            if me.batch.get_value() == batch {
+                on_reply(r)
+            }
+        });
+    }
+
     /// Sends a request to worker `index`, whichever rank is shown.
     fn request_to(
         &self,

@@ -187,6 +187,7 @@ async fn three_ranks_open_side_by_side() {
         .map(|s| page::expected(s).segments)
         .collect();
     assert_eq!(counts.len(), 3, "fixtures with distinct segment counts");
+    compare(c, &listed, &snapshots).await;
     page::screenshot(c, "ranks").await;
 
     // A bad file among several: its rank shows the reader's error, the other opens; then one
@@ -232,4 +233,62 @@ async fn single_file_after_ranks(c: &Client, path: &Path, snapshot: &Snapshot) {
         .await
         .unwrap();
     assert!(pickers.is_empty(), "one file: no rank picker");
+}
+
+/// Compare mode: the shown rank (the first, after the switches above) beside another; each
+/// column holds that file's totals as core computes them.
+async fn compare(
+    c: &Client,
+    listed: &[(u32, String, String)],
+    snapshots: &HashMap<String, Snapshot>,
+) {
+    let (left, right) = (&listed[0].1, &listed[1].1);
+    let select = c
+        .find(Locator::Css(&testid("compare-rank")))
+        .await
+        .expect("compare-rank select");
+    // Options are rank indices; the second listed rank is index 1 (ranks are listed in order).
+    select.select_by_value("1").await.expect("picking rank 1");
+    for (column, file) in [(2, left), (3, right)] {
+        let want = page::expected(&snapshots[file]);
+        let cell = |row: &'static str| {
+            format!(
+                "{} tr[data-row=\"{row}\"] td:nth-child({column})",
+                testid("rank-compare")
+            )
+        };
+        wait_until(&format!("{file} in compare column {column}"), || async {
+            let mut got = Vec::new();
+            for row in [
+                "segments",
+                "blocks",
+                "reserved",
+                "allocated",
+                "largest-free",
+            ] {
+                let v = c
+                    .find(Locator::Css(&cell(row)))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .attr("data-value")
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .ok_or("no value yet")?;
+                got.push(v.parse::<u64>().map_err(|e| e.to_string())?);
+            }
+            let w = vec![
+                want.segments,
+                want.blocks,
+                want.reserved,
+                want.allocated,
+                want.largest_free,
+            ];
+            if got == w {
+                Ok(())
+            } else {
+                Err(format!("{got:?} != {w:?}"))
+            }
+        })
+        .await;
+    }
 }
