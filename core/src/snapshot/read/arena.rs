@@ -9,6 +9,8 @@
 
 use std::borrow::Cow;
 
+use super::super::model::TraceEntry;
+
 pub(super) type NodeId = u32;
 
 #[derive(Debug)]
@@ -26,6 +28,34 @@ pub(super) enum Node<'a> {
     Dict(Span),
     Set(Span),
     FrozenSet(Span),
+    /// A trace entry dict that the machine filled straight into a [`TraceSink`]; its pairs
+    /// never became nodes.
+    Entry(EntryRef),
+}
+
+/// Where an [`Node::Entry`]'s fields went: entry `idx` of trace sink `sink`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct EntryRef {
+    pub(super) sink: u32,
+    pub(super) idx: u32,
+}
+
+/// The entries of one `device_traces[i]` list, built while parsing.
+///
+/// A trace entry is a dict of a few ints, and a million-entry trace made nodes for each of
+/// them: the node tables were about 5 times the file. The machine recognises the dicts of a
+/// `device_traces` list as it meets them and writes their usual fields (`action`, `addr`,
+/// `size`, `stream`, `time_us`, `device_free`, `compile_context`, a str `user_metadata`, and
+/// `frames` as the node id of its list, interned later) into a [`TraceEntry`] here. Any other
+/// pair, or a usual key with an unusual value, is kept in `deferred` as node ids and goes
+/// through the schema's general code with its full error messages.
+#[derive(Debug, Default)]
+pub(super) struct TraceSink {
+    pub(super) entries: Vec<TraceEntry>,
+    /// Whether entry `i` has had its `action` key.
+    pub(super) has_action: Vec<bool>,
+    /// `(entry index, key node, value node)`, in file order.
+    pub(super) deferred: Vec<(u32, NodeId, NodeId)>,
 }
 
 /// A container's items: `pool[start..start + len]`, with room reserved up to `cap`.
@@ -84,14 +114,15 @@ impl Node<'_> {
             Node::Dict(_) => "dict",
             Node::Set(_) => "set",
             Node::FrozenSet(_) => "frozenset",
+            Node::Entry(_) => "dict",
         }
     }
 }
 
 pub(super) struct Arena<'a> {
     pub(super) nodes: Vec<Node<'a>>,
-    /// Byte offset of the opcode that made each node, for messages.
-    pub(super) at: Vec<u64>,
+    /// Byte offset of the opcode that made each node, for messages (inputs are < 4 GiB).
+    pub(super) at: Vec<u32>,
     /// Items of lists, tuples, sets and frozensets.
     pub(super) items: Vec<NodeId>,
     /// Key/value pairs of dicts.
@@ -106,7 +137,7 @@ impl<'a> Arena<'a> {
     }
 
     pub(super) fn offset(&self, id: NodeId) -> u64 {
-        self.at[id as usize]
+        u64::from(self.at[id as usize])
     }
 
     /// Items of a sequence span.

@@ -101,8 +101,8 @@ fn decode(bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Result<Snapshot, ReadE
             MAX_INPUT_BYTES >> 30
         )));
     }
-    let arena = pickle::parse(bytes, progress)?;
-    let snapshot = schema::build(&arena, bytes.len() as u64)?;
+    let (arena, traces) = pickle::parse(bytes, progress)?;
+    let snapshot = schema::build(&arena, traces, bytes.len() as u64)?;
     progress(bytes.len() as u64);
     Ok(snapshot)
 }

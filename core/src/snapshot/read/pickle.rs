@@ -7,11 +7,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::super::opcodes::{self as op};
-use super::arena::{long_from_le, Arena, Node, NodeId, Span};
+use super::arena::{long_from_le, Arena, Node, NodeId, Span, TraceSink};
 use super::text;
 use super::ReadError;
+
+mod entries;
 
 /// Highest protocol CPython writes today.
 const MAX_PROTOCOL: u8 = 5;
@@ -22,6 +25,15 @@ const PROGRESS_STEP: usize = 1 << 20;
 const MEMO_DENSE_SLACK: usize = 1 << 16;
 const NO_NODE: NodeId = NodeId::MAX;
 
+/// A stack slot. Ints stay inline until something stores them (a container, the memo): the
+/// ints of trace entries go straight into a [`TraceSink`] and never cost a node.
+#[derive(Debug, Clone, Copy)]
+enum Item {
+    Node(NodeId),
+    /// An int that fits i64, with the offset of its opcode (for messages).
+    Int(i64, u32),
+}
+
 struct Machine<'a> {
     data: &'a [u8],
     pos: usize,
@@ -29,10 +41,10 @@ struct Machine<'a> {
     start: usize,
     op: u8,
     nodes: Vec<Node<'a>>,
-    at: Vec<u64>,
+    at: Vec<u32>,
     items: Vec<NodeId>,
     pairs: Vec<(NodeId, NodeId)>,
-    stack: Vec<NodeId>,
+    stack: Vec<Item>,
     /// Stack lengths at each open MARK.
     marks: Vec<usize>,
     memo_dense: Vec<NodeId>,
@@ -43,12 +55,24 @@ struct Machine<'a> {
     frame_end: usize,
     /// Pairs on their way from the stack into a dict (reused, not reallocated).
     scratch_pairs: Vec<(NodeId, NodeId)>,
+    /// The list under the top-level `device_traces` key, once met.
+    traces_outer: Option<NodeId>,
+    /// Lists inside it (one per device) and the sink each one's entries go to.
+    trace_lists: Vec<(NodeId, u32)>,
+    traces: Vec<TraceSink>,
+    /// The last `compile_context` / `user_metadata` str node seen and its shared value: every
+    /// entry of a file usually refers to the same memoized one.
+    context_cache: Option<(NodeId, Arc<str>)>,
+    metadata_cache: Option<(NodeId, Arc<str>)>,
+    /// Pairs on their way from the stack into an entry (reused).
+    entry_items: Vec<Item>,
 }
 
+/// Runs the pickle: its object graph, and the trace entries filled directly (see [`TraceSink`]).
 pub(super) fn parse<'a>(
     data: &'a [u8],
     progress: &mut dyn FnMut(u64),
-) -> Result<Arena<'a>, ReadError> {
+) -> Result<(Arena<'a>, Vec<TraceSink>), ReadError> {
     let mut m = Machine {
         data,
         pos: 0,
@@ -65,15 +89,22 @@ pub(super) fn parse<'a>(
         memo_len: 0,
         frame_end: 0,
         scratch_pairs: Vec::new(),
+        traces_outer: None,
+        trace_lists: Vec::new(),
+        traces: Vec::new(),
+        context_cache: None,
+        metadata_cache: None,
+        entry_items: Vec::new(),
     };
     let root = m.run(progress)?;
-    Ok(Arena {
+    let arena = Arena {
         nodes: m.nodes,
         at: m.at,
         items: m.items,
         pairs: m.pairs,
         root,
-    })
+    };
+    Ok((arena, m.traces))
 }
 
 /// Initial capacity from a size estimate, capped so a huge input does not reserve gigabytes up
@@ -168,11 +199,40 @@ impl<'a> Machine<'a> {
     }
 
     #[inline(always)]
-    fn push_node(&mut self, node: Node<'a>) {
+    fn new_node(&mut self, node: Node<'a>, at: u32) -> NodeId {
         let id = self.nodes.len() as NodeId;
         self.nodes.push(node);
-        self.at.push(self.start as u64);
-        self.stack.push(id);
+        self.at.push(at);
+        id
+    }
+
+    #[inline(always)]
+    fn push_node(&mut self, node: Node<'a>) {
+        let id = self.new_node(node, self.start as u32);
+        self.stack.push(Item::Node(id));
+    }
+
+    #[inline(always)]
+    fn push_int(&mut self, v: i64) {
+        self.stack.push(Item::Int(v, self.start as u32));
+    }
+
+    /// The node for a stack item that is being stored somewhere (an inline int becomes one).
+    #[inline(always)]
+    fn keep(&mut self, item: Item) -> NodeId {
+        match item {
+            Item::Node(id) => id,
+            Item::Int(v, at) => self.new_node(Node::Int(v), at),
+        }
+    }
+
+    /// Appends `stack[from..]` (as nodes) to the sequence `span`, and drops them from the stack.
+    fn store_seq(&mut self, from: usize, span: &mut Span) {
+        for i in from..self.stack.len() {
+            let id = self.keep(self.stack[i]);
+            span.extend(&mut self.items, &[id]);
+        }
+        self.stack.truncate(from);
     }
 
     fn str_node(&mut self, bytes: &'a [u8]) -> Result<(), ReadError> {
@@ -198,17 +258,17 @@ impl<'a> Machine<'a> {
     }
 
     #[inline]
-    fn pop(&mut self) -> Result<NodeId, ReadError> {
+    fn pop(&mut self) -> Result<Item, ReadError> {
         if self.stack.len() > self.floor() {
             // The length check above makes this pop infallible.
-            Ok(self.stack.pop().unwrap_or(NO_NODE))
+            Ok(self.stack.pop().unwrap_or(Item::Node(NO_NODE)))
         } else {
             Err(self.underflow(1))
         }
     }
 
     #[inline]
-    fn top(&self) -> Result<NodeId, ReadError> {
+    fn top(&self) -> Result<Item, ReadError> {
         if self.stack.len() > self.floor() {
             Ok(self.stack[self.stack.len() - 1])
         } else {
@@ -238,7 +298,7 @@ impl<'a> Machine<'a> {
     }
 
     /// The container below the items of a closed MARK (APPENDS, SETITEMS, ADDITEMS).
-    fn target_below(&self, mark: usize) -> Result<NodeId, ReadError> {
+    fn target_below(&self, mark: usize) -> Result<Item, ReadError> {
         if mark > self.floor() {
             Ok(self.stack[mark - 1])
         } else {
@@ -248,11 +308,27 @@ impl<'a> Machine<'a> {
 
     #[cold]
     #[inline(never)]
-    fn type_err(&self, id: NodeId, expected: &str) -> ReadError {
+    fn type_err(&self, item: Item, expected: &str) -> ReadError {
         self.err(format!(
             "expects a {expected} to add to but finds a {}",
-            self.nodes[id as usize].type_name()
+            self.item_type(item)
         ))
+    }
+
+    fn item_type(&self, item: Item) -> &'static str {
+        match item {
+            Item::Node(id) => self.nodes[id as usize].type_name(),
+            Item::Int(..) => "int",
+        }
+    }
+
+    /// The node of a container that an opcode adds to (an inline int is none).
+    #[inline]
+    fn container(item: Item) -> Option<NodeId> {
+        match item {
+            Item::Node(id) => Some(id),
+            Item::Int(..) => None,
+        }
     }
 
     #[inline]
@@ -284,7 +360,7 @@ impl<'a> Machine<'a> {
     fn memo_get(&mut self, key: u64) -> Result<(), ReadError> {
         if let Some(&id) = self.memo_dense.get(key as usize) {
             if id != NO_NODE && key <= usize::MAX as u64 {
-                self.stack.push(id);
+                self.stack.push(Item::Node(id));
                 return Ok(());
             }
         }
@@ -311,7 +387,7 @@ impl<'a> Machine<'a> {
                 },
             };
             match self.memo_dense.get(key) {
-                Some(&id) if id != NO_NODE => self.stack.push(id),
+                Some(&id) if id != NO_NODE => self.stack.push(Item::Node(id)),
                 _ => break,
             }
             pos = next;
@@ -326,7 +402,7 @@ impl<'a> Machine<'a> {
     fn memo_get_sparse(&mut self, key: u64) -> Result<(), ReadError> {
         match self.memo_sparse.get(&key).copied() {
             Some(id) => {
-                self.stack.push(id);
+                self.stack.push(Item::Node(id));
                 Ok(())
             }
             None => Err(self.err(format!(
@@ -337,7 +413,11 @@ impl<'a> Machine<'a> {
 
     #[inline]
     fn put_top(&mut self, key: u64) -> Result<(), ReadError> {
-        let id = self.top()?;
+        let item = self.top()?;
+        let id = self.keep(item);
+        // The stored int is a node now; the stack refers to it too.
+        let last = self.stack.len() - 1;
+        self.stack[last] = Item::Node(id);
         self.memo_put(key, id);
         Ok(())
     }
@@ -412,36 +492,41 @@ impl<'a> Machine<'a> {
                     self.put_top(u64::from(k))?;
                 }
                 op::MARK => self.marks.push(self.stack.len()),
-                op::EMPTY_DICT => self.push_node(Node::Dict(Span::default())),
-                op::EMPTY_LIST => self.push_node(Node::List(Span::default())),
+                op::EMPTY_DICT => match self.entry_sink() {
+                    Some(sink) => self.new_entry(sink)?,
+                    None => self.push_node(Node::Dict(Span::default())),
+                },
+                op::EMPTY_LIST => {
+                    self.push_node(Node::List(Span::default()));
+                    self.note_trace_list();
+                }
                 op::EMPTY_TUPLE => self.push_node(Node::Tuple(Span::default())),
                 op::EMPTY_SET => self.push_node(Node::Set(Span::default())),
                 op::BININT1 => {
                     let v = self.byte()?;
-                    self.push_node(Node::Int(i64::from(v)));
+                    self.push_int(i64::from(v));
                 }
                 op::BININT2 => {
                     let v = self.u16()?;
-                    self.push_node(Node::Int(i64::from(v)));
+                    self.push_int(i64::from(v));
                 }
                 op::BININT => {
                     let v = self.i32()?;
-                    self.push_node(Node::Int(i64::from(v)));
+                    self.push_int(i64::from(v));
                 }
                 op::LONG1 => {
                     let n = self.byte()?;
                     let b = self.sized(u64::from(n))?;
                     // Addresses and timestamps: 1-8 bytes, decoded here without a call.
-                    let node = match b.len() {
+                    match b.len() {
                         1..=8 => {
                             let fill = if b[b.len() - 1] & 0x80 != 0 { 0xff } else { 0 };
                             let mut buf = [fill; 8];
                             buf[..b.len()].copy_from_slice(b);
-                            Node::Int(i64::from_le_bytes(buf))
+                            self.push_int(i64::from_le_bytes(buf));
                         }
-                        _ => long_from_le(Cow::Borrowed(b)),
-                    };
-                    self.push_node(node);
+                        _ => self.push_node(long_from_le(Cow::Borrowed(b))),
+                    }
                 }
                 op::LONG4 => {
                     let n = self.i32()?;
@@ -506,50 +591,62 @@ impl<'a> Machine<'a> {
                 op::APPEND => {
                     let item = self.pop()?;
                     let list = self.top()?;
-                    match &mut self.nodes[list as usize] {
-                        Node::List(sp) => sp.extend(&mut self.items, &[item]),
-                        _ => return Err(self.type_err(list, "list")),
-                    }
+                    let mut sp = self.list_span(list)?;
+                    let id = self.keep(item);
+                    sp.extend(&mut self.items, &[id]);
+                    self.set_span(list, sp);
                 }
                 op::APPENDS => {
                     let mark = self.pop_mark()?;
                     let list = self.target_below(mark)?;
-                    match &mut self.nodes[list as usize] {
-                        Node::List(sp) => sp.extend(&mut self.items, &self.stack[mark..]),
-                        _ => return Err(self.type_err(list, "list")),
-                    }
-                    self.stack.truncate(mark);
+                    let mut sp = self.list_span(list)?;
+                    self.store_seq(mark, &mut sp);
+                    self.set_span(list, sp);
                 }
                 op::SETITEM => {
                     let value = self.pop()?;
                     let key = self.pop()?;
                     self.check_key(key)?;
                     let dict = self.top()?;
-                    match &mut self.nodes[dict as usize] {
-                        Node::Dict(sp) => sp.extend(&mut self.pairs, &[(key, value)]),
-                        _ => return Err(self.type_err(dict, "dict")),
+                    if let Some(r) = self.entry_of(dict) {
+                        self.fill_entry(r, &[key, value]);
+                    } else {
+                        let mut sp = self.dict_span(dict)?;
+                        let pair = (self.keep(key), self.keep(value));
+                        sp.extend(&mut self.pairs, &[pair]);
+                        self.set_span(dict, sp);
                     }
                 }
                 op::SETITEMS => {
                     let mark = self.pop_mark()?;
                     let dict = self.target_below(mark)?;
-                    self.take_pairs(mark)?;
-                    match &mut self.nodes[dict as usize] {
-                        Node::Dict(sp) => sp.extend(&mut self.pairs, &self.scratch_pairs),
-                        _ => return Err(self.type_err(dict, "dict")),
+                    if let Some(r) = self.entry_of(dict) {
+                        self.check_pairs(mark)?;
+                        let mut pairs = std::mem::take(&mut self.entry_items);
+                        pairs.clear();
+                        pairs.extend_from_slice(&self.stack[mark..]);
+                        self.stack.truncate(mark);
+                        self.fill_entry(r, &pairs);
+                        self.entry_items = pairs;
+                    } else {
+                        let mut sp = self.dict_span(dict)?;
+                        self.take_pairs(mark)?;
+                        sp.extend(&mut self.pairs, &self.scratch_pairs);
+                        self.set_span(dict, sp);
                     }
                 }
                 op::ADDITEMS => {
                     let mark = self.pop_mark()?;
                     let set = self.target_below(mark)?;
-                    for &k in &self.stack[mark..] {
-                        self.check_key(k)?;
+                    for i in mark..self.stack.len() {
+                        self.check_key(self.stack[i])?;
                     }
-                    match &mut self.nodes[set as usize] {
-                        Node::Set(sp) => sp.extend(&mut self.items, &self.stack[mark..]),
+                    let mut sp = match Self::container(set).map(|id| &self.nodes[id as usize]) {
+                        Some(Node::Set(sp)) => *sp,
                         _ => return Err(self.type_err(set, "set")),
-                    }
-                    self.stack.truncate(mark);
+                    };
+                    self.store_seq(mark, &mut sp);
+                    self.set_span(set, sp);
                 }
                 op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
                     let n = usize::from(opcode - op::TUPLE1 + 1);
@@ -596,8 +693,8 @@ impl<'a> Machine<'a> {
                     self.stack.truncate(mark);
                 }
                 op::DUP => {
-                    let id = self.top()?;
-                    self.stack.push(id);
+                    let item = self.top()?;
+                    self.stack.push(item);
                 }
                 op::PROTO => {
                     let v = self.byte()?;
@@ -700,18 +797,23 @@ impl<'a> Machine<'a> {
     }
 
     /// Python refuses unhashable dict keys and set items; so do we (directly, not deeply).
-    fn check_key(&self, key: NodeId) -> Result<(), ReadError> {
-        match &self.nodes[key as usize] {
-            Node::List(_) | Node::Dict(_) | Node::Set(_) => Err(self.err(format!(
-                "unhashable {} used as a dict key or set item",
-                self.nodes[key as usize].type_name()
-            ))),
-            _ => Ok(()),
+    fn check_key(&self, key: Item) -> Result<(), ReadError> {
+        match key {
+            Item::Node(id) => match &self.nodes[id as usize] {
+                Node::List(_) | Node::Dict(_) | Node::Set(_) | Node::Entry(_) => {
+                    Err(self.err(format!(
+                        "unhashable {} used as a dict key or set item",
+                        self.nodes[id as usize].type_name()
+                    )))
+                }
+                _ => Ok(()),
+            },
+            Item::Int(..) => Ok(()),
         }
     }
 
-    /// Moves `stack[mark..]` into `scratch_pairs` as key/value pairs.
-    fn take_pairs(&mut self, mark: usize) -> Result<(), ReadError> {
+    /// Checks that `stack[mark..]` is key/value pairs with hashable keys.
+    fn check_pairs(&self, mark: usize) -> Result<(), ReadError> {
         let items = &self.stack[mark..];
         if !items.len().is_multiple_of(2) {
             return Err(self.err(format!(
@@ -722,9 +824,17 @@ impl<'a> Machine<'a> {
         for pair in items.chunks_exact(2) {
             self.check_key(pair[0])?;
         }
+        Ok(())
+    }
+
+    /// Moves `stack[mark..]` into `scratch_pairs` as key/value pairs.
+    fn take_pairs(&mut self, mark: usize) -> Result<(), ReadError> {
+        self.check_pairs(mark)?;
         self.scratch_pairs.clear();
-        self.scratch_pairs
-            .extend(items.chunks_exact(2).map(|p| (p[0], p[1])));
+        for i in (mark..self.stack.len()).step_by(2) {
+            let pair = (self.keep(self.stack[i]), self.keep(self.stack[i + 1]));
+            self.scratch_pairs.push(pair);
+        }
         self.stack.truncate(mark);
         Ok(())
     }
@@ -732,9 +842,32 @@ impl<'a> Machine<'a> {
     /// A new sequence span holding `stack[from..]`, which leaves the stack.
     fn seq_from(&mut self, from: usize) -> Span {
         let mut sp = Span::default();
-        sp.extend(&mut self.items, &self.stack[from..]);
-        self.stack.truncate(from);
+        self.store_seq(from, &mut sp);
         sp
+    }
+
+    fn list_span(&self, list: Item) -> Result<Span, ReadError> {
+        match Self::container(list).map(|id| &self.nodes[id as usize]) {
+            Some(Node::List(sp)) => Ok(*sp),
+            _ => Err(self.type_err(list, "list")),
+        }
+    }
+
+    fn dict_span(&self, dict: Item) -> Result<Span, ReadError> {
+        match Self::container(dict).map(|id| &self.nodes[id as usize]) {
+            Some(Node::Dict(sp)) => Ok(*sp),
+            _ => Err(self.type_err(dict, "dict")),
+        }
+    }
+
+    /// Writes back the span of a container that `list_span`/`dict_span`/ADDITEMS checked.
+    fn set_span(&mut self, container: Item, span: Span) {
+        if let Some(id) = Self::container(container) {
+            match &mut self.nodes[id as usize] {
+                Node::List(sp) | Node::Dict(sp) | Node::Set(sp) => *sp = span,
+                _ => {}
+            }
+        }
     }
 
     fn stop(&mut self) -> Result<NodeId, ReadError> {
@@ -762,6 +895,7 @@ impl<'a> Machine<'a> {
                 ),
             ));
         }
-        Ok(self.stack[0])
+        let root = self.stack[0];
+        Ok(self.keep(root))
     }
 }

@@ -15,7 +15,7 @@ use super::super::model::{
     SegmentType, Snapshot, StackId, Stacks, TraceEntry,
 };
 use super::super::value::Value;
-use super::arena::{Arena, Node, NodeId};
+use super::arena::{Arena, EntryRef, Node, NodeId, TraceSink};
 use super::values::Values;
 use super::ReadError;
 
@@ -57,13 +57,20 @@ struct Builder<'r, 'a> {
     strings: HashMap<&'r str, Arc<str>>,
     last_interned: Option<(&'r str, Arc<str>)>,
     values: Values,
+    /// Trace entries the machine filled while parsing (see [`TraceSink`]).
+    sinks: Vec<TraceSink>,
     /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
     /// byte, so memo references cannot blow a small file up into a huge model.
     budget: u64,
 }
 
-pub(super) fn build(arena: &Arena<'_>, input_len: u64) -> Result<Snapshot, ReadError> {
+pub(super) fn build(
+    arena: &Arena<'_>,
+    sinks: Vec<TraceSink>,
+    input_len: u64,
+) -> Result<Snapshot, ReadError> {
     let mut b = Builder {
+        sinks,
         arena,
         stacks: Stacks::new(),
         interned: vec![UNSET; arena.nodes.len()],
@@ -217,6 +224,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                     Ok(self.fold_repeated_keys(pairs))
                 }
             }
+            Node::Entry(_) => Err(shared_entry(self.arena, path, id)),
             _ => Err(self.expected(path, id, "dict")),
         }
     }
@@ -468,11 +476,120 @@ impl<'r, 'a> Builder<'r, 'a> {
     fn trace(&mut self, id: NodeId, path: &Path) -> Result<Vec<TraceEntry>, ReadError> {
         let items = self.list(id, path)?;
         self.spend(path, id, items.len())?;
+        if let Some(sink) = self.whole_sink(items) {
+            // The usual case: the list holds its sink's entries, in order; they move. The
+            // stable sort keeps each entry's leftover pairs in file order.
+            let mut out = std::mem::take(&mut self.sinks[sink].entries);
+            let mut deferred = std::mem::take(&mut self.sinks[sink].deferred);
+            deferred.sort_by_key(|x| x.0);
+            let mut d = 0;
+            for (i, e) in out.iter_mut().enumerate() {
+                let p = Path::Index(path, i);
+                let end = deferred[d..]
+                    .iter()
+                    .position(|x| x.0 as usize != i)
+                    .map_or(deferred.len(), |n| d + n);
+                self.finish_entry(e, items[i], &deferred[d..end], &p)?;
+                d = end;
+            }
+            return Ok(out);
+        }
         let mut out = Vec::with_capacity(items.len());
         for (i, &e) in items.iter().enumerate() {
-            out.push(self.entry(e, &Path::Index(path, i))?);
+            let p = Path::Index(path, i);
+            out.push(match self.node(e) {
+                Node::Entry(r) => self.copied_entry(*r, e, &p)?,
+                _ => self.entry(e, &p)?,
+            });
         }
         Ok(out)
+    }
+
+    /// The sink whose entries `items` are, all of them in order, if so.
+    fn whole_sink(&self, items: &[NodeId]) -> Option<usize> {
+        let Some(&Node::Entry(first)) = items.first().map(|&i| self.node(i)) else {
+            return None;
+        };
+        let sink = self.sinks.get(first.sink as usize)?;
+        let whole = sink.entries.len() == items.len()
+            && items.iter().enumerate().all(
+                |(i, &id)| matches!(self.node(id), Node::Entry(r) if r.sink == first.sink && r.idx as usize == i),
+            );
+        whole.then_some(first.sink as usize)
+    }
+
+    /// An entry node met out of its sink's order (a memo reference, or an odd file): a copy.
+    fn copied_entry(
+        &mut self,
+        r: EntryRef,
+        id: NodeId,
+        path: &Path,
+    ) -> Result<TraceEntry, ReadError> {
+        let sink = &mut self.sinks[r.sink as usize];
+        let Some(e) = sink.entries.get(r.idx as usize) else {
+            return Err(shared_entry(self.arena, path, id));
+        };
+        let mut e = e.clone();
+        // File order within the entry (the sort is stable).
+        let deferred: Vec<(u32, NodeId, NodeId)> = (sink.deferred.iter())
+            .filter(|x| x.0 == r.idx)
+            .copied()
+            .collect();
+        self.finish_entry(&mut e, id, &deferred, path)?;
+        Ok(e)
+    }
+
+    /// Completes an entry the machine filled: interns its frame list (held as a node id until
+    /// now), applies the pairs it left, and checks that `action` was there.
+    fn finish_entry(
+        &mut self,
+        e: &mut TraceEntry,
+        id: NodeId,
+        deferred: &[(u32, NodeId, NodeId)],
+        path: &Path,
+    ) -> Result<(), ReadError> {
+        let Node::Entry(r) = *self.node(id) else {
+            return Err(self.expected(path, id, "dict"));
+        };
+        if let Some(StackId(list)) = e.frames {
+            e.frames = Some(self.stack(list, &Path::Key(path, "frames"))?);
+        }
+        let mut action = self.sinks[r.sink as usize].has_action[r.idx as usize].then_some(());
+        for &(_, k, v) in deferred {
+            let key = self.key(k, path)?;
+            if self.entry_field(e, key, v, path)? {
+                action = Some(());
+            }
+        }
+        action.ok_or_else(|| self.missing(path, id, "action"))?;
+        Ok(())
+    }
+
+    /// One key of a trace entry dict into `e`; true when it was `action`.
+    fn entry_field(
+        &mut self,
+        e: &mut TraceEntry,
+        key: &'r str,
+        v: NodeId,
+        path: &Path,
+    ) -> Result<bool, ReadError> {
+        let p = Path::Key(path, key);
+        match key {
+            "action" => {
+                e.action = Action::parse(self.str_ref(v, &p)?);
+                return Ok(true);
+            }
+            "addr" => e.addr = Some(self.uint(v, &p)?),
+            "size" => e.size = Some(self.uint(v, &p)?),
+            "stream" => e.stream = Some(self.int(v, &p)?),
+            "time_us" => e.time_us = Some(self.int(v, &p)?),
+            "frames" => e.frames = Some(self.stack(v, &p)?),
+            "device_free" => e.device_free = Some(self.uint(v, &p)?),
+            "compile_context" => e.compile_context = Some(self.string(v, &p)?),
+            "user_metadata" => e.user_metadata = Some(self.value(v)?),
+            _ => self.extra(&mut e.extra, key, v)?,
+        }
+        Ok(false)
     }
 
     fn entry(&mut self, id: NodeId, path: &Path) -> Result<TraceEntry, ReadError> {
@@ -491,21 +608,11 @@ impl<'r, 'a> Builder<'r, 'a> {
         };
         for &(k, v) in self.dict(id, path)?.iter() {
             let key = self.key(k, path)?;
-            let p = Path::Key(path, key);
-            match key {
-                "action" => action = Some(Action::parse(self.str_ref(v, &p)?)),
-                "addr" => e.addr = Some(self.uint(v, &p)?),
-                "size" => e.size = Some(self.uint(v, &p)?),
-                "stream" => e.stream = Some(self.int(v, &p)?),
-                "time_us" => e.time_us = Some(self.int(v, &p)?),
-                "frames" => e.frames = Some(self.stack(v, &p)?),
-                "device_free" => e.device_free = Some(self.uint(v, &p)?),
-                "compile_context" => e.compile_context = Some(self.string(v, &p)?),
-                "user_metadata" => e.user_metadata = Some(self.value(v)?),
-                _ => self.extra(&mut e.extra, key, v)?,
+            if self.entry_field(&mut e, key, v, path)? {
+                action = Some(());
             }
         }
-        e.action = action.ok_or_else(|| self.missing(path, id, "action"))?;
+        action.ok_or_else(|| self.missing(path, id, "action"))?;
         Ok(e)
     }
 
@@ -570,4 +677,12 @@ impl<'r, 'a> Builder<'r, 'a> {
         self.interned[id as usize] = fid.0;
         Ok(fid)
     }
+}
+
+/// An entry of `device_traces` is referenced again elsewhere, or twice (by a memo reference).
+fn shared_entry(arena: &Arena<'_>, path: &Path, id: NodeId) -> ReadError {
+    ReadError::at(
+        arena.offset(id),
+        format!("{path}: this dict is a trace entry of device_traces, referenced a second time (memo reference); memsnap reads each trace entry once"),
+    )
 }

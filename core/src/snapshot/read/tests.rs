@@ -858,3 +858,198 @@ fn writer_picks_cpython_integer_opcodes() {
         vec![op::LONG1, 6, 0, 0, 0, 0, 0, 0x7f]
     );
 }
+
+/// One trace entry dict, with a MARK and SETITEMS: action, addr, size, stream, time_us, then
+/// `frames` (built by `frames`), then whatever `more` adds (key/value pushes).
+fn entry(
+    p: P,
+    action: &str,
+    addr: u8,
+    frames: impl FnOnce(P) -> P,
+    more: impl FnOnce(P) -> P,
+) -> P {
+    let p = p.op(op::EMPTY_DICT).op(op::MEMOIZE).op(op::MARK);
+    let p = p.s("action").s(action).s("addr").k(addr).s("size").k(64);
+    let p = p.s("stream").k(0).s("time_us").k(7).s("frames");
+    more(frames(p)).op(op::SETITEMS)
+}
+
+/// A snapshot with two device traces (one of two entries added by APPENDS, one of one entry
+/// added by APPEND, as CPython pickles a list of one item). `root_by_dict` builds the top
+/// level with MARK ... DICT instead of EMPTY_DICT ... SETITEMS, which the machine does not
+/// recognise as a snapshot: its entries take the general path.
+fn two_traces(root_by_dict: bool) -> Vec<u8> {
+    let mut p = P::proto(4);
+    p = if root_by_dict {
+        p.op(op::MARK)
+    } else {
+        p.op(op::EMPTY_DICT).op(op::MEMOIZE).op(op::MARK)
+    };
+    p = p.s("segments").op(op::EMPTY_LIST).s("device_traces");
+    p = p.op(op::EMPTY_LIST).op(op::MARK); // the outer list
+    p = p.op(op::EMPTY_LIST).op(op::MARK); // device 0
+    let frame_list = |p: P| {
+        let p = p.op(op::EMPTY_LIST).op(op::MEMOIZE).op(op::MARK);
+        let p = p.op(op::EMPTY_DICT).op(op::MARK).s("filename").s("a.py");
+        let p = p.s("line").k(3).s("name").s("f").op(op::SETITEMS);
+        p.op(op::APPENDS)
+    };
+    // memo: 0 root (when EMPTY_DICT), then entry dicts and the frame list are memoized.
+    let base = if root_by_dict { 0 } else { 1 };
+    p = entry(p, "alloc", 1, frame_list, |p| {
+        p.s("compile_context").s("N/A").s("user_metadata").s("")
+    });
+    // Shares the first entry's frame list (memo base+1) and adds an unknown key.
+    p = entry(
+        p,
+        "free_completed",
+        2,
+        |p| p.op(op::BINGET).raw(&[base + 1]),
+        |p| p.s("pool_id").k(5).k(6).op(op::TUPLE2),
+    );
+    p = p.op(op::APPENDS);
+    p = p.op(op::EMPTY_LIST); // device 1: one entry, APPEND
+    p = entry(
+        p,
+        "oom",
+        3,
+        |p| p.op(op::EMPTY_LIST),
+        |p| p.s("device_free").k(9),
+    );
+    p = p.op(op::APPEND).op(op::APPENDS);
+    p = if root_by_dict {
+        p.op(op::DICT)
+    } else {
+        p.op(op::SETITEMS)
+    };
+    p.stop()
+}
+
+#[test]
+fn trace_entries_filled_while_parsing_equal_the_general_path() {
+    let fast = two_traces(false);
+    let general = two_traces(true);
+    let sinks = |b: &[u8]| match super::pickle::parse(b, &mut |_| {}) {
+        Ok((_, sinks)) => sinks.iter().map(|s| s.entries.len()).collect::<Vec<_>>(),
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(
+        sinks(&fast),
+        vec![2, 1],
+        "the fast path fills one sink per device"
+    );
+    assert!(
+        sinks(&general).is_empty(),
+        "the DICT-built root takes the general path"
+    );
+    let (a, b) = (read(&fast).unwrap(), read(&general).unwrap());
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    let t0 = a.trace(0);
+    assert_eq!(t0.len(), 2);
+    assert_eq!(t0[0].action, Action::Alloc);
+    assert_eq!(
+        (t0[0].addr, t0[0].size, t0[0].stream),
+        (Some(1), Some(64), Some(0))
+    );
+    assert_eq!(t0[0].time_us, Some(7));
+    assert_eq!(t0[0].compile_context.as_deref(), Some("N/A"));
+    assert_eq!(
+        t0[0].user_metadata.as_ref().and_then(|v| v.as_str()),
+        Some("")
+    );
+    assert_eq!(
+        t0[0].frames, t0[1].frames,
+        "a memo-shared frame list is one stack"
+    );
+    let f = a.stacks.frames_of(t0[0].frames.unwrap()).next().unwrap();
+    assert_eq!((&*f.filename, f.line, &*f.name), ("a.py", 3, "f"));
+    assert_eq!(t0[1].action, Action::FreeCompleted);
+    assert_eq!(&*t0[1].extra[0].0, "pool_id");
+    let t1 = a.trace(1);
+    assert_eq!(
+        (t1[0].action.clone(), t1[0].device_free),
+        (Action::Oom, Some(9))
+    );
+    assert_eq!(a.stacks.stack(t1[0].frames.unwrap()).len(), 0);
+}
+
+#[test]
+fn trace_entry_errors_name_the_entry_on_the_fast_path() {
+    // A str address, on device 0's second entry.
+    let p = P::proto(4)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("segments")
+        .op(op::EMPTY_LIST);
+    let p = p
+        .s("device_traces")
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_LIST)
+        .op(op::MARK);
+    let p = entry(p, "alloc", 1, |p| p.op(op::EMPTY_LIST), |p| p);
+    let p = p
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("action")
+        .s("alloc")
+        .s("addr")
+        .s("x");
+    let bad = p
+        .op(op::SETITEMS)
+        .op(op::APPENDS)
+        .op(op::APPEND)
+        .op(op::SETITEMS)
+        .stop();
+    let e = err(&bad);
+    assert!(
+        e.message
+            .contains("device_traces[0][1].addr: expected int, got str"),
+        "{e}"
+    );
+    // No action.
+    let p = P::proto(4)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("segments")
+        .op(op::EMPTY_LIST);
+    let p = p.s("device_traces").op(op::EMPTY_LIST).op(op::EMPTY_LIST);
+    let p = p
+        .op(op::EMPTY_DICT)
+        .s("addr")
+        .k(1)
+        .op(op::SETITEM)
+        .op(op::APPEND);
+    let e = err(&p.op(op::APPEND).op(op::SETITEMS).stop());
+    assert!(
+        e.message
+            .contains("device_traces[0][0]: missing key 'action'"),
+        "{e}"
+    );
+    // The same entry dict twice in the list (a memo get of it): two equal entries, as Python.
+    let twice = |then: fn(P) -> P| {
+        let p = P::proto(4)
+            .op(op::EMPTY_DICT)
+            .op(op::MARK)
+            .s("segments")
+            .op(op::EMPTY_LIST);
+        let p = p
+            .s("device_traces")
+            .op(op::EMPTY_LIST)
+            .op(op::EMPTY_LIST)
+            .op(op::MARK);
+        let p = p
+            .op(op::EMPTY_DICT)
+            .op(op::BINPUT)
+            .raw(&[0])
+            .s("action")
+            .s("alloc");
+        let p = p.op(op::SETITEM).op(op::BINGET).raw(&[0]).op(op::APPENDS);
+        then(p.op(op::APPEND)).op(op::SETITEMS).stop()
+    };
+    let s = read(&twice(|p| p)).unwrap();
+    assert_eq!(s.trace(0).len(), 2);
+    assert_eq!(s.trace(0)[1].action, Action::Alloc);
+    // ... but an entry also used as other data is refused with a message.
+    let e = err(&twice(|p| p.s("other").op(op::BINGET).raw(&[0])));
+    assert!(e.message.contains("referenced a second time"), "{e}");
+}

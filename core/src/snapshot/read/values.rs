@@ -66,6 +66,12 @@ impl Values {
         };
         let v = match arena.node(id) {
             Node::None | Node::Bool(_) | Node::Int(_) | Node::Float(_) => unreachable_scalar(),
+            Node::Entry(_) => {
+                return Err(ReadError::at(
+                    arena.offset(id),
+                    "a trace entry dict of device_traces is referenced a second time (memo reference); memsnap reads each trace entry once",
+                ))
+            }
             Node::BigInt(b) => Value::BigInt(Arc::from(&b[..])),
             Node::Str(s) => Value::Str(Arc::from(&s[..])),
             Node::Bytes(b) => Value::Bytes(Arc::from(&b[..])),

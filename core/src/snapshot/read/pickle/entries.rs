@@ -1,0 +1,215 @@
+//! Trace entries written straight into [`TraceSink`]s while the pickle runs.
+//!
+//! PyTorch pickles `device_traces` as the top-level dict's value: a list of per-device lists
+//! of small dicts. The machine spots that shape on the stack as the lists are opened (the root
+//! dict at the bottom, the key `device_traces` just below the new list; then lists opened to
+//! be added to that list), and every dict opened to be added to a trace list becomes a
+//! [`Node::Entry`] whose usual fields are written into a [`TraceEntry`] when SETITEM(S) fills
+//! it. "To be added to" covers both ways a pickler adds items: under a MARK above the
+//! container (APPENDS, SETITEMS), or directly above it (APPEND, SETITEM; CPython uses these
+//! for a container of one item). A file of any other shape takes the general path (nodes),
+//! with the same result.
+
+use std::sync::Arc;
+
+use super::{Item, Machine, ReadError};
+use crate::snapshot::model::{Action, StackId, TraceEntry};
+use crate::snapshot::read::arena::{EntryRef, Node, NodeId, TraceSink};
+use crate::snapshot::value::Value;
+
+/// Smallest pickle of a trace entry with its required `action` key (EMPTY_DICT, a memo get of
+/// the key and of the value, SETITEM): a file cannot hold more entries than its length over
+/// this, and refusing past that keeps a file of bare EMPTY_DICTs from asking for gigabytes.
+const MIN_ENTRY_BYTES: usize = 6;
+
+impl Machine<'_> {
+    /// After EMPTY_LIST pushed a list: notes it if it is `device_traces` or one of its lists.
+    pub(super) fn note_trace_list(&mut self) {
+        let n = self.stack.len();
+        let Some(&Item::Node(list)) = self.stack.last() else {
+            return;
+        };
+        match self.traces_outer {
+            None => {
+                // [root dict, MARK, key, value, ..., "device_traces", <list>], or without
+                // the MARK when the dict has one key.
+                let value_at_root = match self.marks[..] {
+                    [1] => n >= 3 && n % 2 == 1,
+                    [] => n == 3,
+                    _ => false,
+                };
+                if value_at_root
+                    && matches!(self.stack[0], Item::Node(r) if matches!(self.nodes[r as usize], Node::Dict(_)))
+                    && matches!(self.stack[n - 2], Item::Node(k) if matches!(&self.nodes[k as usize], Node::Str(s) if s == "device_traces"))
+                {
+                    self.traces_outer = Some(list);
+                }
+            }
+            Some(outer) => {
+                if self.parents(n - 1).contains(&Some(outer)) {
+                    self.trace_lists.push((list, self.traces.len() as u32));
+                    self.traces.push(TraceSink::default());
+                }
+            }
+        }
+    }
+
+    /// The containers an item at stack position `pos` may be added to: the one below the top
+    /// MARK (APPENDS, SETITEMS), and the one right below `pos` when no MARK is between them
+    /// (APPEND, SETITEM).
+    fn parents(&self, pos: usize) -> [Option<NodeId>; 2] {
+        let node = |i: usize| match self.stack.get(i) {
+            Some(Item::Node(id)) => Some(*id),
+            _ => None,
+        };
+        let m = self.marks.last().copied();
+        let under_mark = m.and_then(|m| m.checked_sub(1)).and_then(node);
+        let right_below = match (m, pos.checked_sub(1)) {
+            (Some(m), Some(b)) if b >= m => node(b),
+            (None, Some(b)) => node(b),
+            _ => None,
+        };
+        [under_mark, right_below]
+    }
+
+    /// At EMPTY_DICT: the sink when the dict is opened under a trace list's MARK.
+    #[inline]
+    pub(super) fn entry_sink(&self) -> Option<u32> {
+        if self.trace_lists.is_empty() {
+            return None;
+        }
+        let parents = self.parents(self.stack.len());
+        self.trace_lists
+            .iter()
+            .find(|(l, _)| parents.contains(&Some(*l)))
+            .map(|&(_, sink)| sink)
+    }
+
+    /// Pushes a new entry node writing into `sink`.
+    pub(super) fn new_entry(&mut self, sink: u32) -> Result<(), ReadError> {
+        let total: usize = self.traces.iter().map(|t| t.entries.len()).sum::<usize>() + 1;
+        if total > self.data.len() / MIN_ENTRY_BYTES {
+            return Err(self.err(format!(
+                "more trace entry dicts than a {}-byte pickle can hold (at most one per {MIN_ENTRY_BYTES} bytes): corrupt or hostile file",
+                self.data.len()
+            )));
+        }
+        let t = &mut self.traces[sink as usize];
+        let idx = t.entries.len() as u32;
+        t.entries.push(blank_entry());
+        t.has_action.push(false);
+        self.push_node(Node::Entry(EntryRef { sink, idx }));
+        Ok(())
+    }
+
+    /// The entry a SETITEM(S) target is, if it is one.
+    #[inline]
+    pub(super) fn entry_of(&self, target: Item) -> Option<EntryRef> {
+        match target {
+            Item::Node(id) => match self.nodes[id as usize] {
+                Node::Entry(r) => Some(r),
+                _ => None,
+            },
+            Item::Int(..) => None,
+        }
+    }
+
+    /// Writes checked key/value pairs into the entry; what is not a usual field with a usual
+    /// value is kept (as nodes) for the schema.
+    pub(super) fn fill_entry(&mut self, r: EntryRef, pairs: &[Item]) {
+        for pair in pairs.chunks_exact(2) {
+            if !self.fill_field(r, pair[0], pair[1]) {
+                let (k, v) = (self.keep(pair[0]), self.keep(pair[1]));
+                self.traces[r.sink as usize].deferred.push((r.idx, k, v));
+            }
+        }
+    }
+
+    /// True when the pair went into the entry.
+    #[inline]
+    fn fill_field(&mut self, r: EntryRef, key: Item, value: Item) -> bool {
+        let Item::Node(k) = key else { return false };
+        let Node::Str(name) = &self.nodes[k as usize] else {
+            return false;
+        };
+        let int = match value {
+            Item::Int(v, _) => Some(v),
+            Item::Node(v) => match self.nodes[v as usize] {
+                Node::Int(i) => Some(i),
+                _ => None,
+            },
+        };
+        let uint = int.and_then(|i| u64::try_from(i).ok());
+        let sink = &mut self.traces[r.sink as usize];
+        let e = &mut sink.entries[r.idx as usize];
+        match &**name {
+            "addr" if uint.is_some() => e.addr = uint,
+            "size" if uint.is_some() => e.size = uint,
+            "stream" if int.is_some() => e.stream = int,
+            "time_us" if int.is_some() => e.time_us = int,
+            "device_free" if uint.is_some() => e.device_free = uint,
+            "action" => match value {
+                Item::Node(v) => match &self.nodes[v as usize] {
+                    Node::Str(s) => {
+                        e.action = Action::parse(s);
+                        sink.has_action[r.idx as usize] = true;
+                    }
+                    _ => return false,
+                },
+                Item::Int(..) => return false,
+            },
+            "frames" => match value {
+                // The list node for now; the schema interns it into a stack.
+                Item::Node(v) if matches!(self.nodes[v as usize], Node::List(_)) => {
+                    e.frames = Some(StackId(v))
+                }
+                _ => return false,
+            },
+            "compile_context" => match shared_str(&self.nodes, &mut self.context_cache, value) {
+                Some(s) => e.compile_context = Some(s),
+                None => return false,
+            },
+            "user_metadata" => match shared_str(&self.nodes, &mut self.metadata_cache, value) {
+                Some(s) => e.user_metadata = Some(Value::Str(s)),
+                None => return false,
+            },
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// A str node as an `Arc<str>`, shared with the previous call's when it is the same node.
+fn shared_str(
+    nodes: &[Node<'_>],
+    cache: &mut Option<(NodeId, Arc<str>)>,
+    value: Item,
+) -> Option<Arc<str>> {
+    let Item::Node(v) = value else { return None };
+    if let Some((id, s)) = cache {
+        if *id == v {
+            return Some(s.clone());
+        }
+    }
+    let Node::Str(s) = &nodes[v as usize] else {
+        return None;
+    };
+    let s: Arc<str> = Arc::from(&**s);
+    *cache = Some((v, s.clone()));
+    Some(s)
+}
+
+fn blank_entry() -> TraceEntry {
+    TraceEntry {
+        action: Action::Alloc,
+        addr: None,
+        size: None,
+        stream: None,
+        time_us: None,
+        frames: None,
+        device_free: None,
+        compile_context: None,
+        user_metadata: None,
+        extra: Vec::new(),
+    }
+}
