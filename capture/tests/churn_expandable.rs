@@ -19,8 +19,8 @@ fn run(extra: &[&str], name: &str) -> (u64, usize, u64, bool) {
     let biggest_alloc = s
         .trace(0)
         .iter()
-        .filter(|e| e.action == snapshot::Action::Alloc)
-        .filter_map(|e| e.size)
+        .filter(|e| e.action() == snapshot::Action::Alloc)
+        .filter_map(|e| e.size())
         .max()
         .unwrap();
     let expandable = s.segments.iter().all(|x| x.is_expandable == Some(true));

@@ -57,7 +57,7 @@ fn out_of_memory_is_counted_and_the_snapshot_still_written() {
     let ooms = s
         .trace(0)
         .iter()
-        .filter(|e| e.action == Action::Oom)
+        .filter(|e| e.action() == Action::Oom)
         .count();
     assert!(ooms > 0);
     assert!(

@@ -20,7 +20,7 @@ fn requests(s: &Snapshot) -> Vec<Request> {
     let device = (0..4).find(|d| !s.trace(*d).is_empty()).expect("a trace");
     let mut live = HashSet::new();
     let frames = |e: &TraceEntry| -> Vec<FrameText> {
-        e.frames
+        e.frames()
             .map(|st| {
                 s.stacks
                     .frames_of(st)
@@ -31,13 +31,13 @@ fn requests(s: &Snapshot) -> Vec<Request> {
     };
     let mut out = Vec::new();
     for e in s.trace(device) {
-        match e.action {
+        match e.action() {
             Action::Alloc => {
-                live.insert(e.addr);
-                out.push((Action::Alloc, e.size.unwrap(), frames(e)));
+                live.insert(e.addr());
+                out.push((Action::Alloc, e.size().unwrap(), frames(e)));
             }
-            Action::FreeRequested if live.remove(&e.addr) => {
-                out.push((Action::FreeRequested, e.size.unwrap(), Vec::new()));
+            Action::FreeRequested if live.remove(&e.addr()) => {
+                out.push((Action::FreeRequested, e.size().unwrap(), Vec::new()));
             }
             _ => {}
         }
@@ -87,7 +87,7 @@ fn replay_reproduces_real_allocations_one_for_one() {
             assert_eq!(key(&orig), key(&again), "{name}");
         }
         // Expandable segments are recognised by the actions when the file has no settings.
-        let maps = |s: &Snapshot| s.trace(0).iter().any(|e| e.action == Action::SegmentMap);
+        let maps = |s: &Snapshot| s.trace(0).iter().any(|e| e.action() == Action::SegmentMap);
         assert_eq!(maps(&orig), maps(&again), "{name}: segment kind");
     }
 }
@@ -116,7 +116,7 @@ fn replay_under_other_settings_changes_the_layout_not_the_requests() {
     assert!(again
         .trace(0)
         .iter()
-        .any(|e| e.action == Action::SegmentMap));
+        .any(|e| e.action() == Action::SegmentMap));
 }
 
 #[test]

@@ -93,10 +93,10 @@ fn every_builtin_scenario_makes_a_faithful_snapshot() {
         for e in read
             .trace(0)
             .iter()
-            .filter(|e| e.action == snapshot::Action::Alloc)
+            .filter(|e| e.action() == snapshot::Action::Alloc)
         {
             let st = e
-                .frames
+                .frames()
                 .unwrap_or_else(|| panic!("{name}: alloc without frames"));
             let top = read.stacks.frames_of(st).next().expect("a frame");
             assert_eq!(&*top.filename, format!("scenarios/{name}.toml"));

@@ -13,8 +13,8 @@ fn alloc(conf: &str) -> Allocator<SimBacking> {
 fn segment_allocs(a: &Allocator<SimBacking>) -> Vec<u64> {
     a.trace()
         .entries()
-        .filter(|e| e.action == Action::SegmentAlloc)
-        .filter_map(|e| e.size)
+        .filter(|e| e.action() == Action::SegmentAlloc)
+        .filter_map(|e| e.size())
         .collect()
 }
 
@@ -125,10 +125,10 @@ fn max_split_size_releases_oversize_blocks_before_oom() {
     let frees: Vec<_> = a
         .trace()
         .entries()
-        .filter(|e| e.action == Action::SegmentFree)
+        .filter(|e| e.action() == Action::SegmentFree)
         .collect();
     assert_eq!(frees.len(), 1);
-    assert_eq!(frees[0].size, Some(300 * MIB));
+    assert_eq!(frees[0].size(), Some(300 * MIB));
     a.check_invariants().unwrap();
 }
 
@@ -203,7 +203,7 @@ fn record_stream_holds_the_block_until_the_event_completes() {
     let completed = a
         .trace()
         .entries()
-        .filter(|e| e.action == Action::FreeCompleted && e.addr == Some(x))
+        .filter(|e| e.action() == Action::FreeCompleted && e.addr() == Some(x))
         .count();
     assert_eq!(completed, 1);
     a.check_invariants().unwrap();
@@ -231,8 +231,8 @@ fn expandable_grows_in_pages_and_shrinks_on_empty_cache() {
     let maps: Vec<_> = a
         .trace()
         .entries()
-        .filter(|e| e.action == Action::SegmentMap)
-        .map(|e| e.size)
+        .filter(|e| e.action() == Action::SegmentMap)
+        .map(|e| e.size())
         .collect();
     assert_eq!(maps, vec![Some(40 * MIB)]);
     let z = a.malloc(10 * MIB, 0, None).unwrap();
@@ -249,8 +249,8 @@ fn expandable_grows_in_pages_and_shrinks_on_empty_cache() {
     let unmaps: Vec<_> = a
         .trace()
         .entries()
-        .filter(|e| e.action == Action::SegmentUnmap)
-        .map(|e| (e.addr, e.size))
+        .filter(|e| e.action() == Action::SegmentUnmap)
+        .map(|e| (e.addr(), e.size()))
         .collect();
     assert_eq!(unmaps, vec![(Some(x + 40 * MIB), Some(20 * MIB))]);
     a.free(x).unwrap();
@@ -281,9 +281,9 @@ fn oom_records_an_entry_and_leaves_state_intact() {
     assert_eq!(err.size, 60 * MIB);
     assert!(err.to_string().contains("CUDA out of memory"));
     let last = a.trace().entries().last().unwrap();
-    assert_eq!(last.action, Action::Oom);
-    assert_eq!(last.device_free, Some(40 * MIB));
-    assert_eq!(last.addr, None);
+    assert_eq!(last.action(), Action::Oom);
+    assert_eq!(last.device_free(), Some(40 * MIB));
+    assert_eq!(last.addr(), None);
     assert_eq!(a.stats().num_ooms, 1);
     a.check_invariants().unwrap();
 }
@@ -328,7 +328,10 @@ fn gc_threshold_frees_old_cached_segments() {
     }
     // 600 MiB cached > 512 MiB threshold: a request that misses the cache triggers GC.
     a.malloc(200 * MIB, 0, None).unwrap();
-    assert!(a.trace().entries().any(|e| e.action == Action::SegmentFree));
+    assert!(a
+        .trace()
+        .entries()
+        .any(|e| e.action() == Action::SegmentFree));
     assert!(a.stats().reserved <= 600 * MIB);
     a.check_invariants().unwrap();
 }
@@ -364,7 +367,7 @@ fn snapshot_reflects_state_and_settings() {
     let trace = &s.device_traces.unwrap()[0];
     let actions: Vec<_> = trace
         .iter()
-        .map(|e| e.action.as_str().to_string())
+        .map(|e| e.action().as_str().to_string())
         .collect();
     assert_eq!(actions, vec!["segment_alloc", "alloc", "snapshot"]);
 }
@@ -379,7 +382,7 @@ fn ring_buffer_keeps_the_newest_entries() {
     }
     assert_eq!(a.trace().len(), 3);
     assert_eq!(
-        a.trace().entries().last().unwrap().action,
+        a.trace().entries().last().unwrap().action(),
         Action::FreeCompleted
     );
 }

@@ -101,7 +101,7 @@ fn seed_scenario_oom_is_explained() {
         oom.index,
         snap.trace(0)
             .iter()
-            .position(|e| e.action == memsnap_core::snapshot::Action::Oom)
+            .position(|e| e.action() == memsnap_core::snapshot::Action::Oom)
             .unwrap_or(usize::MAX)
     );
     assert_eq!(

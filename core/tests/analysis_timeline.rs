@@ -31,7 +31,7 @@ fn timeline_agrees_with_dump() {
             let segment_events = snap
                 .trace(d)
                 .iter()
-                .any(|e| matches!(e.action, Action::SegmentAlloc | Action::SegmentMap));
+                .any(|e| matches!(e.action(), Action::SegmentAlloc | Action::SegmentMap));
             if segment_events && s.reserved_consistent {
                 // Allocated blocks live inside segments: never more allocated than reserved.
                 let over = tl
@@ -105,10 +105,10 @@ fn block_size_estimates_match_the_dump() {
             let Some(i) = a.alloc_index else { continue };
             let mut est = r.round(a.requested);
             if i > 0
-                && trace[i - 1].action == Action::SegmentAlloc
-                && trace[i - 1].addr == Some(a.addr)
+                && trace[i - 1].action() == Action::SegmentAlloc
+                && trace[i - 1].addr() == Some(a.addr)
             {
-                let seg = trace[i - 1].size.unwrap_or(0);
+                let seg = trace[i - 1].size().unwrap_or(0);
                 if seg >= est && !splits(seg, est) {
                     est = seg;
                 }

@@ -107,7 +107,7 @@ fn oom_retries_and_ooms_replay_exactly() {
         let ooms = s
             .trace(0)
             .iter()
-            .filter(|e| e.action.as_str() == "oom")
+            .filter(|e| e.action().as_str() == "oom")
             .count();
         assert!(ooms > 0, "{conf:?}: the 3 GiB device should run out");
         assert_exact(&s, &format!("small device {conf:?}"));
@@ -169,6 +169,6 @@ fn private_pool_traces_replay_exactly() {
     assert!(s
         .trace(0)
         .iter()
-        .any(|e| e.extra.iter().any(|(k, _)| &**k == "pool_id")));
+        .any(|e| e.extra().iter().any(|(k, _)| &**k == "pool_id")));
     assert_exact(&s, "private pool");
 }

@@ -36,15 +36,15 @@ fn fingerprint(s: &Snapshot) -> String {
         for e in t {
             out += &format!(
                 "  {} {:?} {:?} {:?} {:?} {:?} {:?}",
-                e.action.as_str(),
-                e.addr,
-                e.size,
-                e.stream,
-                e.time_us,
-                e.compile_context,
-                e.device_free
+                e.action().as_str(),
+                e.addr(),
+                e.size(),
+                e.stream(),
+                e.time_us(),
+                e.compile_context(),
+                e.device_free()
             );
-            if let Some(f) = e.frames {
+            if let Some(f) = e.frames() {
                 out += &format!(" [{} frames]", s.stacks.stack(f).len());
                 if let Some(fr) = s.stacks.frames_of(f).next() {
                     out += &format!(" {}:{}:{}", fr.filename, fr.line, fr.name);

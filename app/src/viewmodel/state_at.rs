@@ -22,8 +22,8 @@ pub fn state_at_view(
     let time_us = index
         .checked_sub(1)
         .and_then(|i| trace.get(to_usize(i)))
-        .and_then(|e| e.time_us);
-    let first_time_us = trace.first().and_then(|e| e.time_us);
+        .and_then(|e| e.time_us());
+    let first_time_us = trace.first().and_then(|e| e.time_us());
     StateAtView {
         index,
         entries,

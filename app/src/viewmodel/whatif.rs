@@ -71,7 +71,7 @@ pub fn whatif_view(
     let tl = cache.timeline(snap, device);
     let summary = tl.summary();
     let trace = snap.trace(trace_index(device));
-    let count = |f: fn(&Action) -> bool| trace.iter().filter(|e| f(&e.action)).count() as u64;
+    let count = |f: fn(&Action) -> bool| trace.iter().filter(|e| f(&e.action())).count() as u64;
     let recorded = FiguresVm {
         peak_reserved: summary.peak_reserved,
         peak_allocated: summary.peak_allocated,

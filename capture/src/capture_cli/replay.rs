@@ -45,7 +45,7 @@ pub fn load(path: &Path, prefer: i64) -> Result<Requests, String> {
     let maps = |d: usize| {
         snap.trace(d)
             .iter()
-            .any(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap))
+            .any(|e| matches!(e.action(), Action::SegmentMap | Action::SegmentUnmap))
     };
     if snap.segments.iter().any(|s| s.is_expandable == Some(true))
         || traced_devices(&snap).iter().any(|d| maps(*d as usize))

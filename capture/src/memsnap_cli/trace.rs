@@ -105,9 +105,9 @@ impl Listing {
         writeln!(out, "{} entries", entries.len())?;
         let mut total: i128 = 0;
         for e in entries {
-            let addr = e.addr.unwrap_or(0);
-            let bytes = e.size.unwrap_or(0);
-            match &e.action {
+            let addr = e.addr().unwrap_or(0);
+            let bytes = e.size().unwrap_or(0);
+            match &e.action() {
                 Action::Alloc => {
                     let name = self.names.take();
                     let (seg, offset) = self.place(addr);
@@ -145,7 +145,7 @@ impl Listing {
                     out,
                     "raise OutOfMemoryError # {} requested, {} free in CUDA",
                     size(bytes),
-                    size(e.device_free.unwrap_or(0))
+                    size(e.device_free().unwrap_or(0))
                 )?,
                 other => writeln!(out, "{} addr={addr} size={bytes}", other.as_str())?,
             }

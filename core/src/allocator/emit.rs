@@ -79,8 +79,8 @@ impl<B: Backing> Allocator<B> {
         let mut trace = self.trace.to_vec();
         if self.trace.enabled() {
             let mut e = TraceEntry::new(Action::Snapshot, 0, total_active);
-            e.stream = Some(0);
-            e.time_us = trace.last().and_then(|t| t.time_us);
+            e.set_stream(Some(0));
+            e.set_time_us(trace.last().and_then(|t| t.time_us()));
             trace.push(e);
         }
         let device = self.device.max(0) as usize;

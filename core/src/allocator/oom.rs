@@ -71,11 +71,11 @@ impl<B: Backing> Allocator<B> {
         self.stats.num_ooms += 1;
         if self.trace.enabled() {
             let mut e = TraceEntry::new(Action::Oom, 0, size);
-            e.addr = None;
-            e.device_free = Some(free);
-            e.stream = Some(stream);
-            e.time_us = Some(self.backing.now_us());
-            e.frames = frames;
+            e.set_addr(None);
+            e.set_device_free(Some(free));
+            e.set_stream(Some(stream));
+            e.set_time_us(Some(self.backing.now_us()));
+            e.set_frames(frames);
             self.trace.push_entry(e);
         }
         Oom {

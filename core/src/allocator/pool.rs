@@ -174,7 +174,7 @@ impl<B: Backing> Allocator<B> {
                     crate::snapshot::Value::Int(a),
                     crate::snapshot::Value::Int(b),
                 ]));
-                e.extra.push((std::sync::Arc::from("pool_id"), v));
+                e.extra_mut().push((std::sync::Arc::from("pool_id"), v));
             }
         }
     }

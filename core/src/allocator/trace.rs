@@ -66,9 +66,9 @@ impl TraceRecorder {
         frames: Option<StackId>,
     ) {
         let mut e = TraceEntry::new(action, addr, size);
-        e.stream = Some(stream);
-        e.time_us = Some(time_us);
-        e.frames = frames;
+        e.set_stream(Some(stream));
+        e.set_time_us(Some(time_us));
+        e.set_frames(frames);
         self.push_entry(e);
     }
 

@@ -109,16 +109,16 @@ pub fn anomalies(snap: &Snapshot, device: usize, tl: &Timeline) -> Anomalies {
     });
     out.leak_bytes = out.leak_suspects.iter().map(|l| l.size).sum();
     for (i, e) in snap.trace(device).iter().enumerate() {
-        if e.action == Action::Oom {
+        if e.action() == Action::Oom {
             out.ooms.push(Oom {
                 index: i,
-                requested: e.size,
-                device_free: e.device_free,
+                requested: e.size(),
+                device_free: e.device_free(),
                 // `tl` is this device's timeline; a shorter one reads as 0 rather than panics.
                 allocated: tl.allocated.values().get(i).copied().unwrap_or(0),
                 reserved: tl.reserved.values().get(i).copied().unwrap_or(0),
-                stack: super::intervals::nonempty(snap, e.frames),
-                time_us: e.time_us,
+                stack: super::intervals::nonempty(snap, e.frames()),
+                time_us: e.time_us(),
             });
         }
     }
@@ -134,8 +134,8 @@ mod tests {
     #[test]
     fn finds_all_three() {
         let mut oom = entry(Action::Oom, 0, 40 * MB);
-        oom.addr = None;
-        oom.device_free = Some(3 * MB);
+        oom.set_addr(None);
+        oom.set_device_free(Some(3 * MB));
         let t = vec![
             entry(Action::SegmentAlloc, 0x1000_0000, 20 * MB), // 0
             entry(Action::Alloc, 0x1000_0000, 2 * MB),         // 1: leaked, small

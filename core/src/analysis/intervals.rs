@@ -109,9 +109,9 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
     let mut open: HashMap<u64, usize> = HashMap::new();
     let mut pre_trace: Vec<usize> = Vec::new();
     for (i, e) in trace.iter().enumerate() {
-        let Some(addr) = e.addr else { continue };
-        let size = e.size.unwrap_or(0);
-        match &e.action {
+        let Some(addr) = e.addr() else { continue };
+        let size = e.size().unwrap_or(0);
+        match &e.action() {
             Action::Alloc => {
                 if let Some(prev) = open.remove(&addr) {
                     // A reuse without a recorded free: close the old one here.
@@ -124,15 +124,15 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                 let mut block = rounded;
                 let mut exact = false;
                 let new_segment = i > 0
-                    && match trace[i - 1].action {
-                        Action::SegmentAlloc => trace[i - 1].addr == Some(addr),
+                    && match trace[i - 1].action() {
+                        Action::SegmentAlloc => trace[i - 1].addr() == Some(addr),
                         Action::SegmentMap => true,
                         _ => false,
                     };
                 if i > 0 && !expandable {
                     let p = &trace[i - 1];
-                    if p.action == Action::SegmentAlloc && p.addr == Some(addr) {
-                        let seg = p.size.unwrap_or(0);
+                    if p.action() == Action::SegmentAlloc && p.addr() == Some(addr) {
+                        let seg = p.size().unwrap_or(0);
                         if seg >= rounded && !splits(seg, rounded) {
                             block = seg;
                         }
@@ -152,8 +152,8 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                     alloc_index: Some(i),
                     free_requested: None,
                     free_completed: None,
-                    stack: nonempty(snap, e.frames),
-                    stream: e.stream,
+                    stack: nonempty(snap, e.frames()),
+                    stream: e.stream(),
                 });
             }
             a if is_free_request(a) || *a == Action::FreeCompleted => {
@@ -174,8 +174,8 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                             alloc_index: None,
                             free_requested: None,
                             free_completed: None,
-                            stack: nonempty(snap, e.frames),
-                            stream: e.stream,
+                            stack: nonempty(snap, e.frames()),
+                            stream: e.stream(),
                         });
                         pre_trace.push(list.len() - 1);
                         open.insert(addr, list.len() - 1);

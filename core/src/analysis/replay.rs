@@ -207,7 +207,7 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
     let mut i = 0;
     while i < entries.len() {
         let e = &entries[i];
-        match e.action {
+        match e.action() {
             Action::SegmentAlloc
             | Action::SegmentFree
             | Action::SegmentMap
@@ -224,7 +224,7 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
                         continue;
                     }
                     let k = (j..entries.len())
-                        .find(|&k| entries[k].action != Action::FreeCompleted)
+                        .find(|&k| entries[k].action() != Action::FreeCompleted)
                         .unwrap_or(entries.len());
                     if k > j && entries.get(k).and_then(|s| seg_op(s, k)).is_some() {
                         synced.extend(j..k);
@@ -234,8 +234,8 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
                     break;
                 }
                 let next = entries.get(j);
-                let next_alloc = next.is_some_and(|n| n.action == Action::Alloc);
-                let next_oom = next.is_some_and(|n| n.action == Action::Oom);
+                let next_alloc = next.is_some_and(|n| n.action() == Action::Alloc);
+                let next_oom = next.is_some_and(|n| n.action() == Action::Oom);
                 let grows = |o: &SegOp| matches!(o.kind, SegKind::Alloc | SegKind::Map);
                 let first_grow = ops.iter().position(grows).unwrap_or(ops.len());
                 // Releases before any growth: an empty_cache, unless they are the retry of a
@@ -244,7 +244,7 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
                     let request_misses_cache = next_alloc
                         && first_grow < ops.len()
                         && next.is_some_and(|n| {
-                            !a.would_reuse_cached(n.size.unwrap_or(0), n.stream.unwrap_or(0))
+                            !a.would_reuse_cached(n.size().unwrap_or(0), n.stream().unwrap_or(0))
                         });
                     if !request_misses_cache {
                         a.backing_mut()
@@ -262,24 +262,24 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
                     settle(&mut a, &mut report, i, &mut mismatch);
                 }
                 for k in synced {
-                    d.free_completed(&mut a, entries[k].addr.unwrap_or(0));
+                    d.free_completed(&mut a, entries[k].addr().unwrap_or(0));
                 }
                 i = if next_alloc || next_oom { j + 1 } else { j };
                 continue;
             }
             Action::Alloc | Action::Oom => {
                 a.backing_mut()
-                    .open_window(Vec::new(), e.action == Action::Oom);
+                    .open_window(Vec::new(), e.action() == Action::Oom);
                 continue_request(&mut a, &mut d, e, &mut report, i, &mut mismatch);
             }
             Action::FreeRequested => {
-                let real = e.addr.unwrap_or(0);
+                let real = e.addr().unwrap_or(0);
                 let deferred = !completes_at(entries, i + 1, real);
                 if let Err(m) = d.free_requested(&mut a, real, deferred) {
                     mismatch(&mut report, i, m);
                 }
             }
-            Action::FreeCompleted => d.free_completed(&mut a, e.addr.unwrap_or(0)),
+            Action::FreeCompleted => d.free_completed(&mut a, e.addr().unwrap_or(0)),
             _ => {}
         }
         i += 1;
@@ -305,15 +305,15 @@ fn continue_request(
     i: usize,
     mismatch: &mut impl FnMut(&mut ReplayReport, usize, String),
 ) {
-    let size = e.size.unwrap_or(0);
-    let stream = e.stream.unwrap_or(0);
+    let size = e.size().unwrap_or(0);
+    let stream = e.stream().unwrap_or(0);
     report.decisions += 1;
     match (
-        e.action == Action::Oom,
-        a.malloc_in_pool(size, stream, e.frames, pool_of(e)),
+        e.action() == Action::Oom,
+        a.malloc_in_pool(size, stream, e.frames(), pool_of(e)),
     ) {
         (false, Ok(p)) => {
-            let real = e.addr.unwrap_or(0);
+            let real = e.addr().unwrap_or(0);
             if p == real {
                 report.decisions_matched += 1;
             } else {
@@ -382,13 +382,13 @@ fn settle(
 fn va_hints(entries: &[TraceEntry]) -> Vec<(i64, u64)> {
     entries
         .iter()
-        .filter(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap))
-        .filter_map(|e| Some((e.stream.unwrap_or(0), e.addr?)))
+        .filter(|e| matches!(e.action(), Action::SegmentMap | Action::SegmentUnmap))
+        .filter_map(|e| Some((e.stream().unwrap_or(0), e.addr()?)))
         .collect()
 }
 
 fn seg_op(e: &TraceEntry, i: usize) -> Option<SegOp> {
-    let kind = match e.action {
+    let kind = match e.action() {
         Action::SegmentAlloc => SegKind::Alloc,
         Action::SegmentFree => SegKind::Free,
         Action::SegmentMap => SegKind::Map,
@@ -397,8 +397,8 @@ fn seg_op(e: &TraceEntry, i: usize) -> Option<SegOp> {
     };
     Some(SegOp {
         kind,
-        addr: e.addr.unwrap_or(0),
-        size: e.size.unwrap_or(0),
+        addr: e.addr().unwrap_or(0),
+        size: e.size().unwrap_or(0),
         entry: Some(i),
     })
 }

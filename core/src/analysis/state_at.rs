@@ -228,9 +228,9 @@ fn note(sink: &mut Vec<Inconsistency>, entry: usize, message: String) {
 
 /// Reverses one entry: `st` is the state after entry `i`; afterwards, the state before it.
 fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Vec<Inconsistency>) {
-    let addr = e.addr.unwrap_or(0);
-    let size = e.size.unwrap_or(0);
-    match e.action {
+    let addr = e.addr().unwrap_or(0);
+    let size = e.size().unwrap_or(0);
+    match e.action() {
         Action::Alloc => {
             if st.blocks.remove(&addr).is_none() {
                 note(
@@ -313,7 +313,7 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
                     size: bsize,
                     requested: size,
                     state: BlockState::ActivePendingFree,
-                    frames: e.frames,
+                    frames: e.frames(),
                     inferred: true,
                 },
             );
@@ -344,11 +344,11 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
                 addr,
                 SegRec {
                     size,
-                    stream: e.stream.unwrap_or(0),
+                    stream: e.stream().unwrap_or(0),
                     small: size == SMALL_BUFFER,
                     pool_id: Some((0, 0)),
                     expandable: false,
-                    frames: e.frames,
+                    frames: e.frames(),
                 },
             );
         }
@@ -433,7 +433,7 @@ fn unmap_range(st: &mut State, addr: u64, size: u64, i: usize, sink: &mut Vec<In
 
 /// Undo of an unmap: `[addr, addr+size)` is mapped again, joining adjacent mapped ranges.
 fn map_range(st: &mut State, addr: u64, size: u64, e: &TraceEntry) {
-    let stream = e.stream.unwrap_or(0);
+    let stream = e.stream().unwrap_or(0);
     let mut start = addr;
     let mut total = size;
     let mut rec = SegRec {
@@ -442,7 +442,7 @@ fn map_range(st: &mut State, addr: u64, size: u64, e: &TraceEntry) {
         small: !size.is_multiple_of(20 << 20),
         pool_id: Some((0, 0)),
         expandable: true,
-        frames: e.frames,
+        frames: e.frames(),
     };
     if let Some((a, s)) = st
         .segments

@@ -120,9 +120,9 @@ impl Summary {
         for trace in s.device_traces.iter().flatten() {
             trace_entries.push(trace.len() as u64);
             for e in trace {
-                *actions.entry(e.action.as_str().to_owned()).or_insert(0) += 1;
-                if e.action == Action::Alloc {
-                    sizes.extend(e.size);
+                *actions.entry(e.action().as_str().to_owned()).or_insert(0) += 1;
+                if e.action() == Action::Alloc {
+                    sizes.extend(e.size());
                 }
             }
         }

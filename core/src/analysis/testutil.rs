@@ -61,7 +61,7 @@ pub fn entry(action: Action, addr: u64, size: u64) -> TraceEntry {
 }
 
 pub fn with_stack(mut e: TraceEntry, s: StackId) -> TraceEntry {
-    e.frames = Some(s);
+    e.set_frames(Some(s));
     e
 }
 

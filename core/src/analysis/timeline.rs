@@ -98,7 +98,7 @@ impl Timeline {
         let mut consistent = true;
         for i in (0..n).rev() {
             reserved[i] = r.max(0) as u64;
-            r -= segment_delta(&trace[i].action, trace[i].size.unwrap_or(0));
+            r -= segment_delta(&trace[i].action(), trace[i].size().unwrap_or(0));
             if r < 0 {
                 consistent = false;
             }
@@ -112,8 +112,8 @@ impl Timeline {
             dump_allocated,
             dump_reserved,
             reserved_consistent: consistent,
-            frames: trace.iter().map(|e| e.frames).collect(),
-            time_us: trace.iter().map(|e| e.time_us).collect(),
+            frames: trace.iter().map(|e| e.frames()).collect(),
+            time_us: trace.iter().map(|e| e.time_us()).collect(),
         }
     }
 
@@ -224,7 +224,7 @@ mod tests {
         assert_eq!(tl.reserved.values(), &[22 * MB, 22 * MB, 2 * MB]);
         assert!(tl.summary().end_allocated_matches_dump);
         let mut timed = snapshot(vec![], vec![entry(Action::Alloc, 1, 1)]);
-        timed.device_traces.as_mut().unwrap()[0][0].time_us = Some(50);
+        timed.device_traces.as_mut().unwrap()[0][0].set_time_us(Some(50));
         let tl = Timeline::build(&timed, 0);
         assert_eq!(tl.index_at_time(10), 0);
         assert_eq!(tl.index_at_time(60), 1);

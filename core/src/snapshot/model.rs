@@ -229,6 +229,15 @@ pub enum Action {
 impl Action {
     pub fn as_str(&self) -> &str {
         match self {
+            Action::Other(s) => s,
+            known => known.static_name(),
+        }
+    }
+
+    /// The name of a known action (`""` for [`Action::Other`], whose name is its own).
+    fn static_name(&self) -> &'static str {
+        match self {
+            Action::Other(_) => "",
             Action::Alloc => "alloc",
             Action::FreeRequested => "free_requested",
             Action::FreeCompleted => "free_completed",
@@ -238,7 +247,6 @@ impl Action {
             Action::SegmentUnmap => "segment_unmap",
             Action::Snapshot => "snapshot",
             Action::Oom => "oom",
-            Action::Other(s) => s,
         }
     }
 
@@ -258,18 +266,56 @@ impl Action {
     }
 }
 
-#[derive(Debug, Clone)]
+/// One entry of a device trace, in 48 bytes: a million-entry trace is most of a large
+/// snapshot's memory, so the four usual numbers sit inline with a presence mask, the frame list
+/// is an id, the action a byte, and everything rarer (an unknown action's name, `device_free`,
+/// `compile_context`, `user_metadata`, unknown keys) lives behind one shared [`EntryRest`]:
+/// the entries of a file usually all carry the same `compile_context` and `user_metadata`,
+/// and the reader gives such entries one `Arc`. Fields are read and set by method.
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceEntry {
-    pub action: Action,
-    /// Absent on `oom` entries.
-    pub addr: Option<u64>,
-    /// alloc: requested bytes; free_*: the block's requested size; segment_*: segment bytes;
-    /// oom: rounded request.
-    pub size: Option<u64>,
-    pub stream: Option<i64>,
-    pub time_us: Option<i64>,
-    /// `None` when the entry has no `frames` key (no context captured).
-    pub frames: Option<StackId>,
+    addr: u64,
+    size: u64,
+    stream: i64,
+    time_us: i64,
+    rest: Option<Arc<EntryRest>>,
+    /// [`NO_FRAMES`] when absent.
+    frames: u32,
+    action: ActionCode,
+    /// Which of addr, size, stream, time_us are present (bits 0-3).
+    present: u8,
+}
+
+const NO_FRAMES: u32 = u32::MAX;
+// The layout the doc comment promises (64-bit targets; wasm32's pointers make it smaller).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<TraceEntry>() == 48);
+const HAS_ADDR: u8 = 1;
+const HAS_SIZE: u8 = 2;
+const HAS_STREAM: u8 = 4;
+const HAS_TIME: u8 = 8;
+
+/// [`Action`] without the name of an unknown one (that is in [`EntryRest`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum ActionCode {
+    Alloc,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    Snapshot,
+    Oom,
+    Other,
+}
+
+/// The rarer parts of a [`TraceEntry`], shared between entries that have the same.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EntryRest {
+    /// The name of an [`Action::Other`].
+    pub other_action: Option<Arc<str>>,
     /// `oom` only: bytes the driver reported free.
     pub device_free: Option<u64>,
     pub compile_context: Option<Arc<str>>,
@@ -281,18 +327,208 @@ pub struct TraceEntry {
 impl TraceEntry {
     /// An entry with just an action, address and size; the rest absent.
     pub fn new(action: Action, addr: u64, size: u64) -> TraceEntry {
-        TraceEntry {
-            action,
-            addr: Some(addr),
-            size: Some(size),
-            stream: None,
-            time_us: None,
-            frames: None,
-            device_free: None,
-            compile_context: None,
-            user_metadata: None,
-            extra: Vec::new(),
+        let mut e = TraceEntry::with_action(action);
+        e.set_addr(Some(addr));
+        e.set_size(Some(size));
+        e
+    }
+
+    /// An entry with just an action.
+    pub fn with_action(action: Action) -> TraceEntry {
+        let mut e = TraceEntry {
+            addr: 0,
+            size: 0,
+            stream: 0,
+            time_us: 0,
+            rest: None,
+            frames: NO_FRAMES,
+            action: ActionCode::Alloc,
+            present: 0,
+        };
+        e.set_action(action);
+        e
+    }
+
+    pub fn action(&self) -> Action {
+        match self.action {
+            ActionCode::Alloc => Action::Alloc,
+            ActionCode::FreeRequested => Action::FreeRequested,
+            ActionCode::FreeCompleted => Action::FreeCompleted,
+            ActionCode::SegmentAlloc => Action::SegmentAlloc,
+            ActionCode::SegmentFree => Action::SegmentFree,
+            ActionCode::SegmentMap => Action::SegmentMap,
+            ActionCode::SegmentUnmap => Action::SegmentUnmap,
+            ActionCode::Snapshot => Action::Snapshot,
+            ActionCode::Oom => Action::Oom,
+            ActionCode::Other => Action::Other(
+                self.rest
+                    .as_ref()
+                    .and_then(|r| r.other_action.clone())
+                    .unwrap_or_else(|| Arc::from("")),
+            ),
         }
+    }
+
+    /// The action as the file spells it, borrowed from the entry.
+    pub fn action_name(&self) -> &str {
+        match self.action {
+            ActionCode::Other => self
+                .rest
+                .as_ref()
+                .and_then(|r| r.other_action.as_deref())
+                .unwrap_or(""),
+            _ => match self.action() {
+                Action::Other(_) => "",
+                known => known.static_name(),
+            },
+        }
+    }
+
+    pub fn set_action(&mut self, action: Action) {
+        let code = match action {
+            Action::Alloc => ActionCode::Alloc,
+            Action::FreeRequested => ActionCode::FreeRequested,
+            Action::FreeCompleted => ActionCode::FreeCompleted,
+            Action::SegmentAlloc => ActionCode::SegmentAlloc,
+            Action::SegmentFree => ActionCode::SegmentFree,
+            Action::SegmentMap => ActionCode::SegmentMap,
+            Action::SegmentUnmap => ActionCode::SegmentUnmap,
+            Action::Snapshot => ActionCode::Snapshot,
+            Action::Oom => ActionCode::Oom,
+            Action::Other(name) => {
+                self.rest_mut().other_action = Some(name);
+                ActionCode::Other
+            }
+        };
+        if code != ActionCode::Other && self.action == ActionCode::Other {
+            self.rest_mut().other_action = None;
+        }
+        self.action = code;
+    }
+
+    /// Absent on `oom` entries.
+    pub fn addr(&self) -> Option<u64> {
+        (self.present & HAS_ADDR != 0).then_some(self.addr)
+    }
+
+    /// alloc: requested bytes; free_*: the block's requested size; segment_*: segment bytes;
+    /// oom: rounded request.
+    pub fn size(&self) -> Option<u64> {
+        (self.present & HAS_SIZE != 0).then_some(self.size)
+    }
+
+    pub fn stream(&self) -> Option<i64> {
+        (self.present & HAS_STREAM != 0).then_some(self.stream)
+    }
+
+    pub fn time_us(&self) -> Option<i64> {
+        (self.present & HAS_TIME != 0).then_some(self.time_us)
+    }
+
+    /// `None` when the entry has no `frames` key (no context captured).
+    pub fn frames(&self) -> Option<StackId> {
+        (self.frames != NO_FRAMES).then_some(StackId(self.frames))
+    }
+
+    pub fn device_free(&self) -> Option<u64> {
+        self.rest.as_ref().and_then(|r| r.device_free)
+    }
+
+    pub fn compile_context(&self) -> Option<&Arc<str>> {
+        self.rest.as_ref().and_then(|r| r.compile_context.as_ref())
+    }
+
+    pub fn user_metadata(&self) -> Option<&Value> {
+        self.rest.as_ref().and_then(|r| r.user_metadata.as_ref())
+    }
+
+    /// Unknown keys, in file order.
+    pub fn extra(&self) -> &[(Arc<str>, Value)] {
+        self.rest.as_ref().map_or(&[], |r| &r.extra[..])
+    }
+
+    pub fn set_addr(&mut self, v: Option<u64>) {
+        self.addr = v.unwrap_or(0);
+        self.mark(HAS_ADDR, v.is_some());
+    }
+
+    pub fn set_size(&mut self, v: Option<u64>) {
+        self.size = v.unwrap_or(0);
+        self.mark(HAS_SIZE, v.is_some());
+    }
+
+    pub fn set_stream(&mut self, v: Option<i64>) {
+        self.stream = v.unwrap_or(0);
+        self.mark(HAS_STREAM, v.is_some());
+    }
+
+    pub fn set_time_us(&mut self, v: Option<i64>) {
+        self.time_us = v.unwrap_or(0);
+        self.mark(HAS_TIME, v.is_some());
+    }
+
+    /// Frame list ids are 32-bit with one value reserved: `StackId(u32::MAX)` reads as absent.
+    pub fn set_frames(&mut self, v: Option<StackId>) {
+        self.frames = v.map_or(NO_FRAMES, |s| s.0);
+    }
+
+    pub fn set_device_free(&mut self, v: Option<u64>) {
+        if v.is_some() || self.device_free().is_some() {
+            self.rest_mut().device_free = v;
+        }
+    }
+
+    pub fn set_compile_context(&mut self, v: Option<Arc<str>>) {
+        if v.is_some() || self.compile_context().is_some() {
+            self.rest_mut().compile_context = v;
+        }
+    }
+
+    pub fn set_user_metadata(&mut self, v: Option<Value>) {
+        if v.is_some() || self.user_metadata().is_some() {
+            self.rest_mut().user_metadata = v;
+        }
+    }
+
+    pub fn extra_mut(&mut self) -> &mut Extra {
+        &mut self.rest_mut().extra
+    }
+
+    /// The shared rarer part, as it is (for sharing it between entries).
+    pub fn rest(&self) -> Option<&Arc<EntryRest>> {
+        self.rest.as_ref()
+    }
+
+    /// Replaces the rarer part (the reader shares one between entries that have equal ones).
+    pub fn set_rest(&mut self, rest: Option<Arc<EntryRest>>) {
+        self.rest = rest;
+    }
+
+    pub fn with_stream(mut self, v: i64) -> TraceEntry {
+        self.set_stream(Some(v));
+        self
+    }
+
+    pub fn with_time_us(mut self, v: i64) -> TraceEntry {
+        self.set_time_us(Some(v));
+        self
+    }
+
+    pub fn with_frames(mut self, v: StackId) -> TraceEntry {
+        self.set_frames(Some(v));
+        self
+    }
+
+    fn mark(&mut self, bit: u8, on: bool) {
+        if on {
+            self.present |= bit;
+        } else {
+            self.present &= !bit;
+        }
+    }
+
+    fn rest_mut(&mut self) -> &mut EntryRest {
+        Arc::make_mut(self.rest.get_or_insert_with(Default::default))
     }
 }
 

@@ -275,8 +275,8 @@ fn known_segments(snap: &Snapshot, device: i64, trace: &[TraceEntry]) -> Ranges 
         .filter(|s| s.device.unwrap_or(0) == device)
         .map(|s| (s.address, s.address.saturating_add(s.total_size)))
         .collect();
-    for e in trace.iter().filter(|e| is_segment_action(&e.action)) {
-        if let (Some(a), Some(n)) = (e.addr, e.size) {
+    for e in trace.iter().filter(|e| is_segment_action(&e.action())) {
+        if let (Some(a), Some(n)) = (e.addr(), e.size()) {
             r.push((a, a.saturating_add(n)));
         }
     }
@@ -294,15 +294,15 @@ enum Last {
 fn trace_of_device(device: usize, trace: &[TraceEntry], known: &Ranges, sink: &mut Sink) {
     let mut last: HashMap<u64, Last> = HashMap::new();
     for (i, e) in trace.iter().enumerate() {
-        let Some(addr) = e.addr else { continue };
+        let Some(addr) = e.addr() else { continue };
         let at = || {
             format!(
                 "device_traces[{device}][{i}] ({} {})",
-                e.action.as_str(),
+                e.action().as_str(),
                 hex(addr)
             )
         };
-        match e.action {
+        match e.action() {
             Action::Alloc => {
                 if last.get(&addr) == Some(&Last::Alloc) {
                     sink.push(WarningKind::AllocOfLive, || {
@@ -316,7 +316,7 @@ fn trace_of_device(device: usize, trace: &[TraceEntry], known: &Ranges, sink: &m
                 last.insert(addr, Last::Alloc);
             }
             Action::FreeRequested | Action::FreeCompleted => {
-                let now = if e.action == Action::FreeRequested {
+                let now = if e.action() == Action::FreeRequested {
                     Last::FreeRequested
                 } else {
                     Last::FreeCompleted

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::model::{Block, Extra, Form, Frame, FrameId, Segment, Snapshot, StackId, TraceEntry};
+use super::model::{Block, Form, Frame, FrameId, Segment, Snapshot, StackId, TraceEntry};
 use super::opcodes as op;
 use super::value::Value;
 
@@ -335,7 +335,7 @@ impl<'s> Pickler<'s> {
         }
     }
 
-    fn extra(&mut self, extra: &'s Extra, n: &mut usize) {
+    fn extra(&mut self, extra: &'s [(Arc<str>, Value)], n: &mut usize) {
         for (k, v) in extra {
             self.str(k);
             self.value(v);
@@ -445,25 +445,25 @@ impl<'s> Pickler<'s> {
         self.dict(|p| {
             let mut n = 0;
             p.key("action", &mut n);
-            p.str(e.action.as_str());
-            p.opt_uint("addr", e.addr, &mut n);
-            p.opt_uint("device_free", e.device_free, &mut n);
-            p.opt_uint("size", e.size, &mut n);
-            p.opt_int("stream", e.stream, &mut n);
-            p.opt_int("time_us", e.time_us, &mut n);
-            if let Some(c) = &e.compile_context {
+            p.str(e.action_name());
+            p.opt_uint("addr", e.addr(), &mut n);
+            p.opt_uint("device_free", e.device_free(), &mut n);
+            p.opt_uint("size", e.size(), &mut n);
+            p.opt_int("stream", e.stream(), &mut n);
+            p.opt_int("time_us", e.time_us(), &mut n);
+            if let Some(c) = e.compile_context() {
                 p.key("compile_context", &mut n);
                 p.str(c);
             }
-            if let Some(m) = &e.user_metadata {
+            if let Some(m) = e.user_metadata() {
                 p.key("user_metadata", &mut n);
                 p.value(m);
             }
-            if let Some(f) = e.frames {
+            if let Some(f) = e.frames() {
                 p.key("frames", &mut n);
                 p.stack(f);
             }
-            p.extra(&e.extra, &mut n);
+            p.extra(e.extra(), &mut n);
             n
         });
     }

@@ -74,10 +74,11 @@ pub fn check_cuda_policy(snapshot: &Snapshot, device: i64, config: &Config) -> P
     let trace = snapshot.trace(device.max(0) as usize);
     for (i, w) in trace.windows(2).enumerate() {
         let (s, a) = (&w[0], &w[1]);
-        if s.action != Action::SegmentAlloc || a.action != Action::Alloc || s.addr != a.addr {
+        if s.action() != Action::SegmentAlloc || a.action() != Action::Alloc || s.addr() != a.addr()
+        {
             continue;
         }
-        let (Some(ss), Some(req)) = (s.size, a.size) else {
+        let (Some(ss), Some(req)) = (s.size(), a.size()) else {
             continue;
         };
         pc.checked += 1;

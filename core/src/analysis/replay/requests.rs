@@ -50,13 +50,13 @@ pub fn requests_of(entries: &[TraceEntry], empty_cache_at: &[usize]) -> Vec<Trac
                 request: Request::EmptyCache,
             });
         }
-        let addr = e.addr.unwrap_or(0);
-        let request = match e.action {
+        let addr = e.addr().unwrap_or(0);
+        let request = match e.action() {
             Action::Alloc => Request::Alloc {
                 addr,
-                size: e.size.unwrap_or(0),
-                stream: e.stream.unwrap_or(0),
-                frames: e.frames,
+                size: e.size().unwrap_or(0),
+                stream: e.stream().unwrap_or(0),
+                frames: e.frames(),
                 pool: pool_of(e),
             },
             Action::FreeRequested => Request::Free {
@@ -78,7 +78,7 @@ pub fn requests_of(entries: &[TraceEntry], empty_cache_at: &[usize]) -> Vec<Trac
 /// OOM follows (a run followed by growth is the allocator's own retry after a failed
 /// cudaMalloc, which a model makes by itself).
 pub fn empty_cache_by_runs(entries: &[TraceEntry]) -> Vec<usize> {
-    let release = |e: &TraceEntry| matches!(e.action, Action::SegmentFree | Action::SegmentUnmap);
+    let release = |e: &TraceEntry| matches!(e.action(), Action::SegmentFree | Action::SegmentUnmap);
     let mut out = Vec::new();
     let mut i = 0;
     while i < entries.len() {
@@ -92,7 +92,7 @@ pub fn empty_cache_by_runs(entries: &[TraceEntry]) -> Vec<usize> {
         }
         let growth_follows = entries.get(i).is_some_and(|n| {
             matches!(
-                n.action,
+                n.action(),
                 Action::SegmentAlloc | Action::SegmentMap | Action::Oom
             )
         });
@@ -107,21 +107,21 @@ pub fn empty_cache_by_runs(entries: &[TraceEntry]) -> Vec<usize> {
 pub(super) fn completes_at(entries: &[TraceEntry], i: usize, addr: u64) -> bool {
     entries
         .get(i)
-        .is_some_and(|n| n.action == Action::FreeCompleted && n.addr == Some(addr))
+        .is_some_and(|n| n.action() == Action::FreeCompleted && n.addr() == Some(addr))
 }
 
 fn frees_at(entries: &[TraceEntry], i: usize, addr: u64) -> bool {
     entries
         .get(i)
-        .is_some_and(|n| n.action == Action::FreeRequested && n.addr == Some(addr))
+        .is_some_and(|n| n.action() == Action::FreeRequested && n.addr() == Some(addr))
 }
 
 /// The private pool of an entry (newer torch writes `pool_id`); (0, 0) = default pools.
 pub(super) fn pool_of(e: &TraceEntry) -> MempoolId {
-    if e.extra.is_empty() {
+    if e.extra().is_empty() {
         return (0, 0);
     }
-    e.extra
+    e.extra()
         .iter()
         .find(|(k, _)| &**k == "pool_id")
         .and_then(|(_, v)| match v.as_seq() {

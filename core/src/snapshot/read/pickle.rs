@@ -64,6 +64,8 @@ struct Machine<'a> {
     /// entry of a file usually refers to the same memoized one.
     context_cache: Option<(NodeId, Arc<str>)>,
     metadata_cache: Option<(NodeId, Arc<str>)>,
+    /// The last shared rarer part given to an entry.
+    rest_cache: Option<Arc<crate::snapshot::model::EntryRest>>,
     /// Pairs on their way from the stack into an entry (reused).
     entry_items: Vec<Item>,
 }
@@ -94,6 +96,7 @@ pub(super) fn parse<'a>(
         traces: Vec::new(),
         context_cache: None,
         metadata_cache: None,
+        rest_cache: None,
         entry_items: Vec::new(),
     };
     let root = m.run(progress)?;

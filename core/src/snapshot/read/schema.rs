@@ -551,8 +551,8 @@ impl<'r, 'a> Builder<'r, 'a> {
         let Node::Entry(r) = *self.node(id) else {
             return Err(self.expected(path, id, "dict"));
         };
-        if let Some(StackId(list)) = e.frames {
-            e.frames = Some(self.stack(list, &Path::Key(path, "frames"))?);
+        if let Some(StackId(list)) = e.frames() {
+            e.set_frames(Some(self.stack(list, &Path::Key(path, "frames"))?));
         }
         let mut action = self.sinks[r.sink as usize].has_action[r.idx as usize].then_some(());
         for &(_, k, v) in deferred {
@@ -576,36 +576,30 @@ impl<'r, 'a> Builder<'r, 'a> {
         let p = Path::Key(path, key);
         match key {
             "action" => {
-                e.action = Action::parse(self.str_ref(v, &p)?);
+                e.set_action(Action::parse(self.str_ref(v, &p)?));
                 return Ok(true);
             }
-            "addr" => e.addr = Some(self.uint(v, &p)?),
-            "size" => e.size = Some(self.uint(v, &p)?),
-            "stream" => e.stream = Some(self.int(v, &p)?),
-            "time_us" => e.time_us = Some(self.int(v, &p)?),
-            "frames" => e.frames = Some(self.stack(v, &p)?),
-            "device_free" => e.device_free = Some(self.uint(v, &p)?),
-            "compile_context" => e.compile_context = Some(self.string(v, &p)?),
-            "user_metadata" => e.user_metadata = Some(self.value(v)?),
-            _ => self.extra(&mut e.extra, key, v)?,
+            "addr" => e.set_addr(Some(self.uint(v, &p)?)),
+            "size" => e.set_size(Some(self.uint(v, &p)?)),
+            "stream" => e.set_stream(Some(self.int(v, &p)?)),
+            "time_us" => e.set_time_us(Some(self.int(v, &p)?)),
+            "frames" => e.set_frames(Some(self.stack(v, &p)?)),
+            "device_free" => e.set_device_free(Some(self.uint(v, &p)?)),
+            "compile_context" => e.set_compile_context(Some(self.string(v, &p)?)),
+            "user_metadata" => e.set_user_metadata(Some(self.value(v)?)),
+            _ => {
+                // Unknown keys are rare: such an entry gets a rarer part of its own.
+                let mut extra = std::mem::take(e.extra_mut());
+                self.extra(&mut extra, key, v)?;
+                *e.extra_mut() = extra;
+            }
         }
         Ok(false)
     }
 
     fn entry(&mut self, id: NodeId, path: &Path) -> Result<TraceEntry, ReadError> {
         let mut action = None;
-        let mut e = TraceEntry {
-            action: Action::Alloc,
-            addr: None,
-            size: None,
-            stream: None,
-            time_us: None,
-            frames: None,
-            device_free: None,
-            compile_context: None,
-            user_metadata: None,
-            extra: Vec::new(),
-        };
+        let mut e = TraceEntry::with_action(Action::Alloc);
         for &(k, v) in self.dict(id, path)?.iter() {
             let key = self.key(k, path)?;
             if self.entry_field(&mut e, key, v, path)? {

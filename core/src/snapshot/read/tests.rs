@@ -364,10 +364,10 @@ fn shared_frames_intern_once() {
     );
     assert_eq!(blocks[1].state, BlockState::ActivePendingFree);
     let entry = &s.trace(0)[0];
-    assert_eq!(entry.action, Action::Alloc);
+    assert_eq!(entry.action(), Action::Alloc);
     let (b, e) = (
         blocks[0].frames.expect("frames"),
-        entry.frames.expect("frames"),
+        entry.frames().expect("frames"),
     );
     assert_ne!(b, e, "a different list");
     assert_eq!(s.stacks.stack_count(), 2);
@@ -768,15 +768,15 @@ fn writer_round_trips_every_field() {
     ));
     s.segments.push(seg);
     let mut oom = s.trace(0)[0].clone();
-    oom.action = Action::Oom;
-    oom.addr = None;
-    oom.device_free = Some(1 << 40);
-    oom.compile_context = Some(Arc::from("ctx"));
-    oom.user_metadata = Some(Value::from("meta"));
-    oom.frames = None;
+    oom.set_action(Action::Oom);
+    oom.set_addr(None);
+    oom.set_device_free(Some(1 << 40));
+    oom.set_compile_context(Some(Arc::from("ctx")));
+    oom.set_user_metadata(Some(Value::from("meta")));
+    oom.set_frames(None);
     let mut other = oom.clone();
-    other.action = Action::Other(Arc::from("annotate"));
-    other.time_us = Some(1_700_000_000_000_000);
+    other.set_action(Action::Other(Arc::from("annotate")));
+    other.set_time_us(Some(1_700_000_000_000_000));
     if let Some(t) = s.device_traces.as_mut() {
         t[0].push(oom);
         t.push(vec![other]);
@@ -806,11 +806,11 @@ fn writer_round_trips_every_field() {
     );
     assert_eq!(seg.extra, s.segments[1].extra);
     let t = r.trace(0);
-    assert_eq!(t[1].action, Action::Oom);
-    assert_eq!((t[1].addr, t[1].device_free), (None, Some(1 << 40)));
-    assert_eq!(t[1].compile_context.as_deref(), Some("ctx"));
-    assert_eq!(r.trace(1)[0].action.as_str(), "annotate");
-    assert_eq!(r.trace(1)[0].time_us, Some(1_700_000_000_000_000));
+    assert_eq!(t[1].action(), Action::Oom);
+    assert_eq!((t[1].addr(), t[1].device_free()), (None, Some(1 << 40)));
+    assert_eq!(t[1].compile_context().map(|s| &**s), Some("ctx"));
+    assert_eq!(r.trace(1)[0].action().as_str(), "annotate");
+    assert_eq!(r.trace(1)[0].time_us(), Some(1_700_000_000_000_000));
     assert_eq!(r.external_annotations, s.external_annotations);
     match (&r.extra[0].1, &r.extra[1].1) {
         (Value::List(a), Value::List(b)) => assert!(Arc::ptr_eq(a, b), "sharing kept"),
@@ -946,31 +946,32 @@ fn trace_entries_filled_while_parsing_equal_the_general_path() {
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
     let t0 = a.trace(0);
     assert_eq!(t0.len(), 2);
-    assert_eq!(t0[0].action, Action::Alloc);
+    assert_eq!(t0[0].action(), Action::Alloc);
     assert_eq!(
-        (t0[0].addr, t0[0].size, t0[0].stream),
+        (t0[0].addr(), t0[0].size(), t0[0].stream()),
         (Some(1), Some(64), Some(0))
     );
-    assert_eq!(t0[0].time_us, Some(7));
-    assert_eq!(t0[0].compile_context.as_deref(), Some("N/A"));
+    assert_eq!(t0[0].time_us(), Some(7));
+    assert_eq!(t0[0].compile_context().map(|s| &**s), Some("N/A"));
     assert_eq!(
-        t0[0].user_metadata.as_ref().and_then(|v| v.as_str()),
+        t0[0].user_metadata().as_ref().and_then(|v| v.as_str()),
         Some("")
     );
     assert_eq!(
-        t0[0].frames, t0[1].frames,
+        t0[0].frames(),
+        t0[1].frames(),
         "a memo-shared frame list is one stack"
     );
-    let f = a.stacks.frames_of(t0[0].frames.unwrap()).next().unwrap();
+    let f = a.stacks.frames_of(t0[0].frames().unwrap()).next().unwrap();
     assert_eq!((&*f.filename, f.line, &*f.name), ("a.py", 3, "f"));
-    assert_eq!(t0[1].action, Action::FreeCompleted);
-    assert_eq!(&*t0[1].extra[0].0, "pool_id");
+    assert_eq!(t0[1].action(), Action::FreeCompleted);
+    assert_eq!(&*t0[1].extra()[0].0, "pool_id");
     let t1 = a.trace(1);
     assert_eq!(
-        (t1[0].action.clone(), t1[0].device_free),
+        (t1[0].action().clone(), t1[0].device_free()),
         (Action::Oom, Some(9))
     );
-    assert_eq!(a.stacks.stack(t1[0].frames.unwrap()).len(), 0);
+    assert_eq!(a.stacks.stack(t1[0].frames().unwrap()).len(), 0);
 }
 
 #[test]
@@ -1048,7 +1049,7 @@ fn trace_entry_errors_name_the_entry_on_the_fast_path() {
     };
     let s = read(&twice(|p| p)).unwrap();
     assert_eq!(s.trace(0).len(), 2);
-    assert_eq!(s.trace(0)[1].action, Action::Alloc);
+    assert_eq!(s.trace(0)[1].action(), Action::Alloc);
     // ... but an entry also used as other data is refused with a message.
     let e = err(&twice(|p| p.s("other").op(op::BINGET).raw(&[0])));
     assert!(e.message.contains("referenced a second time"), "{e}");

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::{Item, Machine, ReadError};
-use crate::snapshot::model::{Action, StackId, TraceEntry};
+use crate::snapshot::model::{Action, EntryRest, StackId, TraceEntry};
 use crate::snapshot::read::arena::{EntryRef, Node, NodeId, TraceSink};
 use crate::snapshot::value::Value;
 
@@ -117,17 +117,41 @@ impl Machine<'_> {
     /// Writes checked key/value pairs into the entry; what is not a usual field with a usual
     /// value is kept (as nodes) for the schema.
     pub(super) fn fill_entry(&mut self, r: EntryRef, pairs: &[Item]) {
+        let mut rest = Rest::default();
         for pair in pairs.chunks_exact(2) {
-            if !self.fill_field(r, pair[0], pair[1]) {
+            if !self.fill_field(r, pair[0], pair[1], &mut rest) {
                 let (k, v) = (self.keep(pair[0]), self.keep(pair[1]));
                 self.traces[r.sink as usize].deferred.push((r.idx, k, v));
             }
         }
+        if rest.context.is_some() || rest.metadata.is_some() || rest.device_free.is_some() {
+            let e = &mut self.traces[r.sink as usize].entries[r.idx as usize];
+            let mut candidate = e.rest().map_or_else(EntryRest::default, |r| (**r).clone());
+            if rest.context.is_some() {
+                candidate.compile_context = rest.context;
+            }
+            if rest.metadata.is_some() {
+                candidate.user_metadata = rest.metadata.map(Value::Str);
+            }
+            if rest.device_free.is_some() {
+                candidate.device_free = rest.device_free;
+            }
+            // Entries in a row usually have the same rarer part: one Arc for all of them.
+            let shared = match &self.rest_cache {
+                Some(last) if **last == candidate => last.clone(),
+                _ => {
+                    let new = Arc::new(candidate);
+                    self.rest_cache = Some(new.clone());
+                    new
+                }
+            };
+            e.set_rest(Some(shared));
+        }
     }
 
-    /// True when the pair went into the entry.
+    /// True when the pair went into the entry (or into `rest`, for the rarer fields).
     #[inline]
-    fn fill_field(&mut self, r: EntryRef, key: Item, value: Item) -> bool {
+    fn fill_field(&mut self, r: EntryRef, key: Item, value: Item, rest: &mut Rest) -> bool {
         let Item::Node(k) = key else { return false };
         let Node::Str(name) = &self.nodes[k as usize] else {
             return false;
@@ -143,15 +167,15 @@ impl Machine<'_> {
         let sink = &mut self.traces[r.sink as usize];
         let e = &mut sink.entries[r.idx as usize];
         match &**name {
-            "addr" if uint.is_some() => e.addr = uint,
-            "size" if uint.is_some() => e.size = uint,
-            "stream" if int.is_some() => e.stream = int,
-            "time_us" if int.is_some() => e.time_us = int,
-            "device_free" if uint.is_some() => e.device_free = uint,
+            "addr" if uint.is_some() => e.set_addr(uint),
+            "size" if uint.is_some() => e.set_size(uint),
+            "stream" if int.is_some() => e.set_stream(int),
+            "time_us" if int.is_some() => e.set_time_us(int),
+            "device_free" if uint.is_some() => rest.device_free = uint,
             "action" => match value {
                 Item::Node(v) => match &self.nodes[v as usize] {
                     Node::Str(s) => {
-                        e.action = Action::parse(s);
+                        e.set_action(Action::parse(s));
                         sink.has_action[r.idx as usize] = true;
                     }
                     _ => return false,
@@ -161,16 +185,16 @@ impl Machine<'_> {
             "frames" => match value {
                 // The list node for now; the schema interns it into a stack.
                 Item::Node(v) if matches!(self.nodes[v as usize], Node::List(_)) => {
-                    e.frames = Some(StackId(v))
+                    e.set_frames(Some(StackId(v)))
                 }
                 _ => return false,
             },
             "compile_context" => match shared_str(&self.nodes, &mut self.context_cache, value) {
-                Some(s) => e.compile_context = Some(s),
+                Some(s) => rest.context = Some(s),
                 None => return false,
             },
             "user_metadata" => match shared_str(&self.nodes, &mut self.metadata_cache, value) {
-                Some(s) => e.user_metadata = Some(Value::Str(s)),
+                Some(s) => rest.metadata = Some(s),
                 None => return false,
             },
             _ => return false,
@@ -199,17 +223,14 @@ fn shared_str(
     Some(s)
 }
 
+/// The rarer fields of one SETITEMS, put into the entry's shared [`EntryRest`] at its end.
+#[derive(Default)]
+struct Rest {
+    context: Option<Arc<str>>,
+    metadata: Option<Arc<str>>,
+    device_free: Option<u64>,
+}
+
 fn blank_entry() -> TraceEntry {
-    TraceEntry {
-        action: Action::Alloc,
-        addr: None,
-        size: None,
-        stream: None,
-        time_us: None,
-        frames: None,
-        device_free: None,
-        compile_context: None,
-        user_metadata: None,
-        extra: Vec::new(),
-    }
+    TraceEntry::with_action(Action::Alloc)
 }
