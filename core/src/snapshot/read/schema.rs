@@ -6,6 +6,7 @@
 //! `segments[3].blocks[2].size: expected int, got str`.
 
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
@@ -59,6 +60,10 @@ struct Builder<'r, 'a> {
     values: Values,
     /// Trace entries the machine filled while parsing (see [`TraceSink`]).
     sinks: Vec<TraceSink>,
+    /// Stacks by a hash of their frame ids, to store equal frame lists once.
+    stack_by_hash: HashMap<u64, u32>,
+    stack_hasher: foldhash::fast::FixedState,
+    scratch_frames: Vec<FrameId>,
     /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
     /// byte, so memo references cannot blow a small file up into a huge model.
     budget: u64,
@@ -71,6 +76,9 @@ pub(super) fn build(
 ) -> Result<Snapshot, ReadError> {
     let mut b = Builder {
         sinks,
+        stack_by_hash: HashMap::new(),
+        stack_hasher: foldhash::fast::FixedState::default(),
+        scratch_frames: Vec::new(),
         arena,
         stacks: Stacks::new(),
         interned: vec![UNSET; arena.nodes.len()],
@@ -619,7 +627,8 @@ impl<'r, 'a> Builder<'r, 'a> {
         if known != UNSET {
             return Ok(StackId(known));
         }
-        let mut frames = Vec::with_capacity(items.len());
+        let mut frames = std::mem::take(&mut self.scratch_frames);
+        frames.clear();
         for (i, &f) in items.iter().enumerate() {
             // A frame seen before (the usual case) without the call into `frame`.
             let seen = match self.node(f) {
@@ -632,7 +641,19 @@ impl<'r, 'a> Builder<'r, 'a> {
                 self.frame(f, &Path::Index(path, i))?
             });
         }
-        let sid = self.stacks.push_stack(frames.into_boxed_slice());
+        // PyTorch writes a fresh frame list for each trace entry (memo-shared only between an
+        // alloc and its free): equal lists become one stack, or a 1M-entry trace keeps ~1M
+        // copies. A hash collision between different lists just stores both.
+        let hash = self.stack_hasher.hash_one(&frames[..]);
+        let sid = match self.stack_by_hash.get(&hash) {
+            Some(&s) if self.stacks.stack(StackId(s)) == &frames[..] => StackId(s),
+            _ => {
+                let s = self.stacks.push_stack(frames.as_slice().into());
+                self.stack_by_hash.insert(hash, s.0);
+                s
+            }
+        };
+        self.scratch_frames = frames;
         self.interned[id as usize] = sid.0;
         Ok(sid)
     }
