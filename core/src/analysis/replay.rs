@@ -196,7 +196,7 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
     // snapshot would carry, are not needed (copying and dropping the table was 14% of a replay
     // of a real file).
     a.trace_mut().set_enabled(false);
-    a.seed_segments_with_hints(&start, &va_hints(entries))
+    a.seed_segments_with_hints(&start, &va_hints(&start, entries))
         .map_err(|e| ReplayError(format!("start state: {e}")))?;
     let mut d = Driver::default();
     let mut mismatch = |report: &mut ReplayReport, entry: usize, what: String| {
@@ -378,8 +378,13 @@ fn settle(
     }
 }
 
-/// (stream, address) of every map and unmap: addresses inside expandable ranges.
-fn va_hints(entries: &[TraceEntry]) -> Vec<(i64, u64)> {
+/// (stream, address) of every map and unmap: addresses inside expandable ranges. Only seeding
+/// expandable segments of the start state uses them, so without such segments the pass over
+/// the trace is skipped.
+fn va_hints(start: &[Segment], entries: &[TraceEntry]) -> Vec<(i64, u64)> {
+    if !start.iter().any(|s| s.is_expandable == Some(true)) {
+        return Vec::new();
+    }
     entries
         .iter()
         .filter(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap))
@@ -506,7 +511,7 @@ pub fn what_if_snapshot(
                 live_seeded.insert(b.address.unwrap_or(0));
             }
         }
-        a.seed_segments_with_hints(&st, &va_hints(entries))
+        a.seed_segments_with_hints(&st, &va_hints(&st, entries))
             .map_err(|e| ReplayError(format!("start state: {e}")))?;
     }
     let mut d = Driver::default();
