@@ -149,6 +149,16 @@ impl Driver {
         a.free(model).map_err(|e| format!("free_requested: {e}"))
     }
 
+    /// The run got `real` where the model chose `model`. Only differing addresses are kept
+    /// (a free looks up `real` and defaults to it), so a matching replay touches no map.
+    fn note_alloc(&mut self, real: u64, model: u64) {
+        if real != model {
+            self.addr_map.insert(real, model);
+        } else if !self.addr_map.is_empty() {
+            self.addr_map.remove(&real);
+        }
+    }
+
     fn free_completed<B: Backing>(&mut self, a: &mut Allocator<B>, real: u64) {
         // Blocks already pending when the trace began are not in `pending`: same address.
         let model = self.pending.remove(&real).unwrap_or(real);
@@ -323,7 +333,7 @@ fn continue_request(
                     format!("alloc of {size} bytes: model chose 0x{p:x}, the run got 0x{real:x}"),
                 );
             }
-            d.addr_map.insert(real, p);
+            d.note_alloc(real, p);
         }
         (false, Err(_)) => mismatch(
             report,
