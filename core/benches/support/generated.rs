@@ -20,7 +20,8 @@ pub fn generated(n: usize) -> Snapshot {
             _ => (64 << 20) + (x >> 8) % (1 << 30),
         };
         if live.len() > 2000 || (x >> 40).is_multiple_of(2) && !live.is_empty() {
-            let i = (x >> 20) as usize % live.len();
+            // In u64, so that wasm32 (32-bit usize) makes the same trace.
+            let i = ((x >> 20) % live.len() as u64) as usize;
             let p = live.swap_remove(i);
             let _ = a.free(p);
         } else if let Ok(p) = a.malloc(size, ((x >> 50) % 2) as i64, None) {
