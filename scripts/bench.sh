@@ -8,6 +8,7 @@
 # build `memsnap` (release), time CPython's pickle.loads on each file's bytes
 # (scripts/bench_pickle.py), time whole commands with hyperfine (`memsnap stats|trace` vs
 # `python3 _memory_viz.py stats|trace`), run the criterion benches (read, analyses, replay),
+# the replay in wasm vs native (scripts/bench_replay_wasm.sh, node),
 # then tabulate (scripts/bench_report.py).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -69,7 +70,12 @@ crit=()
 cargo bench -q -p memsnap-core --bench read --bench analyses --bench replay -- "${crit[@]}" \
     > "$out/criterion.txt" 2>&1 || { tail -n 20 "$out/criterion.txt"; exit 1; }
 
+echo "bench: replay wasm vs native (node)"
+rm -f "$out/replay-wasm.json"
+scripts/bench_replay_wasm.sh > "$out/replay-wasm.json"
+
 python3 scripts/bench_report.py --out "$out/report.md" --criterion "$CARGO_TARGET_DIR/criterion" \
+    --replay-wasm "$out/replay-wasm.json" \
     --pickle "$out/pickle-real.json" "$out/pickle-large.json" --hyperfine "$out"/hyperfine-*.json \
     --skipped "$out/skipped.txt"
 echo "bench: wrote $out/report.md"

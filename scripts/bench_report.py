@@ -18,6 +18,8 @@ import time
 GOAL_READ_VS_PICKLE = 3.0
 GOAL_READ_VS_VIZ = 10.0
 GOAL_PIPELINE_MBS = 250.0
+GOAL_REPLAY_EPS = 5e6
+GOAL_REPLAY_WASM_X = 2.0
 
 
 def criterion(folder):
@@ -38,6 +40,20 @@ def mbs(nbytes, secs):
     return nbytes / secs / 1e6
 
 
+def replay_wasm_rows(path, rows, checks):
+    """Rows and goal of scripts/bench_replay_wasm.sh's JSON (same trace, native vs node)."""
+    with open(path) as f:
+        r = json.load(f)
+    n, w = r["native"], r["wasm"]
+    rows.append((f"replay wasm vs native, generated trace ({n['entries']:,} entries; CPU time, best of {n['runs']})",
+                 f"{w['cpu_entries_per_s']:,.0f}/s wasm (node)", f"{n['cpu_entries_per_s']:,.0f}/s (native, this run)",
+                 f"{r['ratio_cpu']:.2f}× native time"))
+    rows.append(("replay wasm vs native, same, wall time", f"{w['wall_entries_per_s']:,.0f}/s wasm (node)",
+                 f"{n['wall_entries_per_s']:,.0f}/s (native, this run)", f"{r['ratio_wall']:.2f}× native time"))
+    checks.append((f"replay in wasm within {GOAL_REPLAY_WASM_X:.0f}× native (CPU time)", f"{r['ratio_cpu']:.2f}×",
+                   r["ratio_cpu"] <= GOAL_REPLAY_WASM_X))
+
+
 def fmt(x, unit=""):
     if x is None:
         return "—"
@@ -53,6 +69,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--criterion", required=True)
     ap.add_argument("--pickle", nargs="*", default=[])
+    ap.add_argument("--replay-wasm", help="scripts/bench_replay_wasm.sh's JSON")
     ap.add_argument("--hyperfine", nargs="*", default=[])
     ap.add_argument("--skipped")
     args = ap.parse_args()
@@ -122,6 +139,10 @@ def main():
             rows.append((f"{full_id} (ms)", fmt(secs * 1e3, " ms"), "—", "—"))
         elif full_id.startswith("replay/") and "Elements" in thr:
             rows.append((f"{full_id} (trace entries/s)", f"{thr['Elements'] / secs:,.0f}/s", "—", "—"))
+            checks.append((f"replay ≥ {GOAL_REPLAY_EPS / 1e6:.0f}M trace entries/s native ({full_id})",
+                           f"{thr['Elements'] / secs / 1e6:.2f}M/s", thr["Elements"] / secs >= GOAL_REPLAY_EPS))
+    if args.replay_wasm and os.path.exists(args.replay_wasm):
+        replay_wasm_rows(args.replay_wasm, rows, checks)
 
     lines = [
         "# memsnap benchmarks",

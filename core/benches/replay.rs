@@ -4,10 +4,14 @@
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use memsnap_core::allocator::{Allocator, Config, SimBacking};
+use memsnap_core::allocator::Config;
 use memsnap_core::analysis::replay::replay;
 use memsnap_core::analysis::state_at::StateHistory;
 use memsnap_core::snapshot::Snapshot;
+
+#[path = "support/generated.rs"]
+mod generated;
+use generated::generated;
 
 fn fixture(name: &str) -> Option<Snapshot> {
     let dir = std::env::var_os("MEMSNAP_REAL_FIXTURES")
@@ -25,31 +29,6 @@ fn fixture(name: &str) -> Option<Snapshot> {
             None
         }
     }
-}
-
-/// About `n` trace entries from a deterministic random workload on a 80 GiB simulated device.
-fn generated(n: usize) -> Snapshot {
-    let mut a = Allocator::new(SimBacking::new(80 << 30), Config::default());
-    let mut live: Vec<u64> = Vec::new();
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    while a.trace().len() < n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let size = match x % 10 {
-            0..=5 => 512 + (x >> 8) % (1 << 20),
-            6..=8 => (1 << 20) + (x >> 8) % (64 << 20),
-            _ => (64 << 20) + (x >> 8) % (1 << 30),
-        };
-        if live.len() > 2000 || (x >> 40).is_multiple_of(2) && !live.is_empty() {
-            let i = (x >> 20) as usize % live.len();
-            let p = live.swap_remove(i);
-            let _ = a.free(p);
-        } else if let Ok(p) = a.malloc(size, ((x >> 50) % 2) as i64, None) {
-            live.push(p);
-        }
-    }
-    a.snapshot()
 }
 
 fn bench(c: &mut Criterion) {

@@ -1,5 +1,6 @@
 //! Analyses over a Snapshot (see DESIGN.md).
 
+mod addr_map;
 pub mod anomalies;
 pub mod bands;
 pub mod churn;

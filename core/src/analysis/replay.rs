@@ -149,6 +149,16 @@ impl Driver {
         a.free(model).map_err(|e| format!("free_requested: {e}"))
     }
 
+    /// The run got `real` where the model chose `model`. Only differing addresses are kept
+    /// (a free looks up `real` and defaults to it), so a matching replay touches no map.
+    fn note_alloc(&mut self, real: u64, model: u64) {
+        if real != model {
+            self.addr_map.insert(real, model);
+        } else if !self.addr_map.is_empty() {
+            self.addr_map.remove(&real);
+        }
+    }
+
     fn free_completed<B: Backing>(&mut self, a: &mut Allocator<B>, real: u64) {
         // Blocks already pending when the trace began are not in `pending`: same address.
         let model = self.pending.remove(&real).unwrap_or(real);
@@ -196,7 +206,7 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
     // snapshot would carry, are not needed (copying and dropping the table was 14% of a replay
     // of a real file).
     a.trace_mut().set_enabled(false);
-    a.seed_segments_with_hints(&start, &va_hints(entries))
+    a.seed_segments_with_hints(&start, &va_hints(&start, entries))
         .map_err(|e| ReplayError(format!("start state: {e}")))?;
     let mut d = Driver::default();
     let mut mismatch = |report: &mut ReplayReport, entry: usize, what: String| {
@@ -323,7 +333,7 @@ fn continue_request(
                     format!("alloc of {size} bytes: model chose 0x{p:x}, the run got 0x{real:x}"),
                 );
             }
-            d.addr_map.insert(real, p);
+            d.note_alloc(real, p);
         }
         (false, Err(_)) => mismatch(
             report,
@@ -378,8 +388,13 @@ fn settle(
     }
 }
 
-/// (stream, address) of every map and unmap: addresses inside expandable ranges.
-fn va_hints(entries: &[TraceEntry]) -> Vec<(i64, u64)> {
+/// (stream, address) of every map and unmap: addresses inside expandable ranges. Only seeding
+/// expandable segments of the start state uses them, so without such segments the pass over
+/// the trace is skipped.
+fn va_hints(start: &[Segment], entries: &[TraceEntry]) -> Vec<(i64, u64)> {
+    if !start.iter().any(|s| s.is_expandable == Some(true)) {
+        return Vec::new();
+    }
     entries
         .iter()
         .filter(|e| matches!(e.action(), Action::SegmentMap | Action::SegmentUnmap))
@@ -506,7 +521,7 @@ pub fn what_if_snapshot(
                 live_seeded.insert(b.address.unwrap_or(0));
             }
         }
-        a.seed_segments_with_hints(&st, &va_hints(entries))
+        a.seed_segments_with_hints(&st, &va_hints(&st, entries))
             .map_err(|e| ReplayError(format!("start state: {e}")))?;
     }
     let mut d = Driver::default();

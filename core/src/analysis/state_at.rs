@@ -13,8 +13,6 @@
 //! are large, to bound memory) so that a slider over a million-entry trace rebuilds any state
 //! from at most that many undo steps.
 
-use std::collections::BTreeMap;
-
 use crate::allocator::rounding::{
     round_size, MIN_BLOCK_SIZE, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
 };
@@ -22,6 +20,8 @@ use crate::allocator::Config;
 use crate::snapshot::{
     Action, Block, BlockState, Segment, SegmentType, Snapshot, StackId, TraceEntry,
 };
+
+use super::addr_map::AddrMap;
 
 /// Fewest entries between checkpoints.
 pub const CHECKPOINT_EVERY: usize = 1024;
@@ -51,8 +51,8 @@ struct BlkRec {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 struct State {
-    segments: BTreeMap<u64, SegRec>,
-    blocks: BTreeMap<u64, BlkRec>,
+    segments: AddrMap<SegRec>,
+    blocks: AddrMap<BlkRec>,
 }
 
 /// A place where the trace and the later state disagree (the file is inconsistent there, or the
@@ -214,10 +214,8 @@ fn dump_state(snapshot: &Snapshot, device: i64) -> State {
 
 fn containing_segment(st: &State, addr: u64) -> Option<(u64, &SegRec)> {
     st.segments
-        .range(..=addr)
-        .next_back()
-        .filter(|(a, s)| addr < **a + s.size)
-        .map(|(a, s)| (*a, s))
+        .at_or_before(addr)
+        .filter(|(a, s)| addr < *a + s.size)
 }
 
 fn note(sink: &mut Vec<Inconsistency>, entry: usize, message: String) {
@@ -232,7 +230,7 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
     let size = e.size().unwrap_or(0);
     match e.action() {
         Action::Alloc => {
-            if st.blocks.remove(&addr).is_none() {
+            if st.blocks.remove(addr).is_none() {
                 note(
                     sink,
                     i,
@@ -241,7 +239,7 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             }
             widen_block_before(st, addr, i, sink);
         }
-        Action::FreeRequested => match st.blocks.get_mut(&addr) {
+        Action::FreeRequested => match st.blocks.get_mut(addr) {
             Some(b) => b.state = BlockState::ActiveAllocated,
             None => note(
                 sink,
@@ -250,7 +248,12 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             ),
         },
         Action::FreeCompleted => {
-            if st.blocks.contains_key(&addr) {
+            // One search gives both the block at `addr` (there must be none) and the one before.
+            let at_or_before = st
+                .blocks
+                .at_or_before(addr)
+                .map(|(a, b)| (a, b.size, b.inferred));
+            if at_or_before.is_some_and(|(a, _, _)| a == addr) {
                 note(
                     sink,
                     i,
@@ -268,13 +271,8 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             };
             let seg_end = seg_addr + seg.size;
             let (small, expandable) = (seg.small, seg.expandable);
-            // One-sided ranges: a bounded range descends the tree for both ends.
-            let gap_start = st
-                .blocks
-                .range(..addr)
-                .next_back()
-                .filter(|(a, _)| **a >= seg_addr)
-                .map_or(seg_addr, |(a, b)| a + b.size);
+            let before = at_or_before.filter(|(a, _, _)| *a >= seg_addr);
+            let gap_start = before.map_or(seg_addr, |(a, size, _)| a + size);
             if gap_start > addr {
                 note(
                     sink,
@@ -285,10 +283,9 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             }
             let gap_end = st
                 .blocks
-                .range(addr + 1..)
-                .next()
-                .filter(|(a, _)| **a < seg_end)
-                .map_or(seg_end, |(a, _)| *a);
+                .after(addr)
+                .filter(|(a, _)| *a < seg_end)
+                .map_or(seg_end, |(a, _)| a);
             let mut bsize = round_size(size, config);
             let rest = gap_end.saturating_sub(addr + bsize);
             // The allocator leaves an unsplittable rest inside the block.
@@ -320,18 +317,19 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             // In a large segment no free block is 1 MiB or smaller: a rest that small before
             // this block belongs to the block before it.
             if !small && !expandable && gap_start < addr && addr - gap_start <= SMALL_SIZE {
-                widen_block_before(st, addr, i, sink);
+                // The segment and the block before `addr` are as found above.
+                widen_prev(st, addr, before, i, sink);
             }
         }
         Action::SegmentAlloc => {
-            if st.segments.remove(&addr).is_none() {
+            if st.segments.remove(addr).is_none() {
                 note(
                     sink,
                     i,
                     format!("segment_alloc at 0x{addr:x}: no such segment afterwards"),
                 );
             }
-            if st.blocks.range(addr..addr + size).next().is_some() {
+            if st.blocks.range(addr, addr + size).next().is_some() {
                 note(
                     sink,
                     i,
@@ -368,8 +366,24 @@ fn widen_block_before(st: &mut State, addr: u64, i: usize, sink: &mut Vec<Incons
     if seg_addr == addr || seg.expandable {
         return;
     }
-    let before = st.blocks.range(..addr).next_back();
-    let Some((&prev_addr, prev)) = before.filter(|(a, _)| **a >= seg_addr) else {
+    let before = st
+        .blocks
+        .before(addr)
+        .filter(|(a, _)| *a >= seg_addr)
+        .map(|(a, b)| (a, b.size, b.inferred));
+    widen_prev(st, addr, before, i, sink);
+}
+
+/// [`widen_block_before`] once the block before `addr` in its segment is known:
+/// `(address, size, inferred)`.
+fn widen_prev(
+    st: &mut State,
+    addr: u64,
+    before: Option<(u64, u64, bool)>,
+    i: usize,
+    sink: &mut Vec<Inconsistency>,
+) {
+    let Some((prev_addr, prev_size, prev_inferred)) = before else {
         note(
             sink,
             i,
@@ -377,12 +391,12 @@ fn widen_block_before(st: &mut State, addr: u64, i: usize, sink: &mut Vec<Incons
         );
         return;
     };
-    let end = prev_addr + prev.size;
+    let end = prev_addr + prev_size;
     if end >= addr {
         return;
     }
-    if prev.inferred && addr - end <= SMALL_SIZE {
-        if let Some(p) = st.blocks.get_mut(&prev_addr) {
+    if prev_inferred && addr - end <= SMALL_SIZE {
+        if let Some(p) = st.blocks.get_mut(prev_addr) {
             p.size = addr - prev_addr;
         }
     } else {
@@ -407,7 +421,7 @@ fn unmap_range(st: &mut State, addr: u64, size: u64, i: usize, sink: &mut Vec<In
         );
         return;
     };
-    st.segments.remove(&seg_addr);
+    st.segments.remove(seg_addr);
     if addr > seg_addr {
         st.segments.insert(
             seg_addr,
@@ -444,22 +458,17 @@ fn map_range(st: &mut State, addr: u64, size: u64, e: &TraceEntry) {
         expandable: true,
         frames: e.frames(),
     };
-    if let Some((a, s)) = st
-        .segments
-        .range(..addr)
-        .next_back()
-        .map(|(a, s)| (*a, s.clone()))
-    {
+    if let Some((a, s)) = st.segments.before(addr).map(|(a, s)| (a, s.clone())) {
         if a + s.size == addr && s.expandable && s.stream == stream {
-            st.segments.remove(&a);
+            st.segments.remove(a);
             start = a;
             total += s.size;
             rec = s;
         }
     }
-    if let Some(s) = st.segments.get(&(addr + size)).cloned() {
+    if let Some(s) = st.segments.get(addr + size).cloned() {
         if s.expandable && s.stream == stream {
-            st.segments.remove(&(addr + size));
+            st.segments.remove(addr + size);
             total += s.size;
             rec.small = s.small;
         }
@@ -471,12 +480,12 @@ fn map_range(st: &mut State, addr: u64, size: u64, e: &TraceEntry) {
 fn to_segments(st: &State, device: i64) -> Vec<Segment> {
     st.segments
         .iter()
-        .map(|(&addr, s)| {
+        .map(|(addr, s)| {
             let end = addr + s.size;
             let mut blocks = Vec::new();
             let mut at = addr;
             let (mut allocated, mut active, mut requested) = (0, 0, 0);
-            for (&ba, b) in st.blocks.range(addr..end) {
+            for (ba, b) in st.blocks.range(addr, end) {
                 if ba > at {
                     blocks.push(free_block(at, ba - at));
                 }
