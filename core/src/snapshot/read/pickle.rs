@@ -66,6 +66,12 @@ struct Machine<'a> {
     metadata_cache: Option<(NodeId, Arc<str>)>,
     /// The last shared rarer part given to an entry.
     rest_cache: Option<Arc<crate::snapshot::model::EntryRest>>,
+    /// (key node, field) by position in an entry's pairs (see `entries::Machine::fill_field`).
+    key_fields: Vec<(NodeId, entries::Field)>,
+    /// Action str nodes met so far and their parse.
+    action_nodes: Vec<(NodeId, crate::snapshot::model::Action)>,
+    /// Items on their way from the stack into a sequence (reused).
+    scratch_ids: Vec<NodeId>,
     /// Pairs on their way from the stack into an entry (reused).
     entry_items: Vec<Item>,
 }
@@ -98,6 +104,9 @@ pub(super) fn parse<'a>(
         metadata_cache: None,
         rest_cache: None,
         entry_items: Vec::new(),
+        scratch_ids: Vec::new(),
+        key_fields: vec![(entries::NO_KEY, entries::Field::Other); entries::KEY_CACHE],
+        action_nodes: Vec::new(),
     };
     let root = m.run(progress)?;
     let arena = Arena {
@@ -231,10 +240,14 @@ impl<'a> Machine<'a> {
 
     /// Appends `stack[from..]` (as nodes) to the sequence `span`, and drops them from the stack.
     fn store_seq(&mut self, from: usize, span: &mut Span) {
+        let mut ids = std::mem::take(&mut self.scratch_ids);
+        ids.clear();
         for i in from..self.stack.len() {
-            let id = self.keep(self.stack[i]);
-            span.extend(&mut self.items, &[id]);
+            let item = self.stack[i];
+            ids.push(self.keep(item));
         }
+        span.extend(&mut self.items, &ids);
+        self.scratch_ids = ids;
         self.stack.truncate(from);
     }
 

@@ -6,7 +6,6 @@
 //! `segments[3].blocks[2].size: expected int, got str`.
 
 use std::borrow::Cow;
-use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
@@ -60,10 +59,8 @@ struct Builder<'r, 'a> {
     values: Values,
     /// Trace entries the machine filled while parsing (see [`TraceSink`]).
     sinks: Vec<TraceSink>,
-    /// Stacks by a hash of their frame ids, to store equal frame lists once.
-    stack_by_hash: HashMap<u64, u32>,
-    stack_hasher: foldhash::fast::FixedState,
-    scratch_frames: Vec<FrameId>,
+    /// Stack id and list node by a hash of the list's items, to store equal lists once.
+    stack_by_items: HashMap<u64, (u32, NodeId)>,
     /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
     /// byte, so memo references cannot blow a small file up into a huge model.
     budget: u64,
@@ -76,9 +73,7 @@ pub(super) fn build(
 ) -> Result<Snapshot, ReadError> {
     let mut b = Builder {
         sinks,
-        stack_by_hash: HashMap::new(),
-        stack_hasher: foldhash::fast::FixedState::default(),
-        scratch_frames: Vec::new(),
+        stack_by_items: HashMap::new(),
         arena,
         stacks: Stacks::new(),
         interned: vec![UNSET; arena.nodes.len()],
@@ -627,8 +622,17 @@ impl<'r, 'a> Builder<'r, 'a> {
         if known != UNSET {
             return Ok(StackId(known));
         }
-        let mut frames = std::mem::take(&mut self.scratch_frames);
-        frames.clear();
+        // PyTorch writes a fresh frame list for each trace entry (memo-shared only between an
+        // alloc and its free): a list of the same frame nodes as an earlier one is that stack,
+        // or a 1M-entry trace keeps ~1M copies. A hash collision just stores both.
+        let hash = hash_ids(items);
+        if let Some(&(sid, earlier)) = self.stack_by_items.get(&hash) {
+            if self.arena.list_items(earlier) == items {
+                self.interned[id as usize] = sid;
+                return Ok(StackId(sid));
+            }
+        }
+        let mut frames = Vec::with_capacity(items.len());
         for (i, &f) in items.iter().enumerate() {
             // A frame seen before (the usual case) without the call into `frame`.
             let seen = match self.node(f) {
@@ -641,19 +645,8 @@ impl<'r, 'a> Builder<'r, 'a> {
                 self.frame(f, &Path::Index(path, i))?
             });
         }
-        // PyTorch writes a fresh frame list for each trace entry (memo-shared only between an
-        // alloc and its free): equal lists become one stack, or a 1M-entry trace keeps ~1M
-        // copies. A hash collision between different lists just stores both.
-        let hash = self.stack_hasher.hash_one(&frames[..]);
-        let sid = match self.stack_by_hash.get(&hash) {
-            Some(&s) if self.stacks.stack(StackId(s)) == &frames[..] => StackId(s),
-            _ => {
-                let s = self.stacks.push_stack(frames.as_slice().into());
-                self.stack_by_hash.insert(hash, s.0);
-                s
-            }
-        };
-        self.scratch_frames = frames;
+        let sid = self.stacks.push_stack(frames.into_boxed_slice());
+        self.stack_by_items.insert(hash, (sid.0, id));
         self.interned[id as usize] = sid.0;
         Ok(sid)
     }
@@ -700,4 +693,13 @@ fn shared_entry(arena: &Arena<'_>, path: &Path, id: NodeId) -> ReadError {
         arena.offset(id),
         format!("{path}: this dict is a trace entry of device_traces, referenced a second time (memo reference); memsnap reads each trace entry once"),
     )
+}
+
+/// A quick hash of a list's node ids (one multiply per id; the map hashes the result again).
+fn hash_ids(ids: &[NodeId]) -> u64 {
+    ids.iter().fold(ids.len() as u64, |h, &i| {
+        (h ^ u64::from(i))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29)
+    })
 }

@@ -118,14 +118,21 @@ impl Machine<'_> {
     /// value is kept (as nodes) for the schema.
     pub(super) fn fill_entry(&mut self, r: EntryRef, pairs: &[Item]) {
         let mut rest = Rest::default();
-        for pair in pairs.chunks_exact(2) {
-            if !self.fill_field(r, pair[0], pair[1], &mut rest) {
+        for (n, pair) in pairs.chunks_exact(2).enumerate() {
+            if !self.fill_field(r, n, pair[0], pair[1], &mut rest) {
                 let (k, v) = (self.keep(pair[0]), self.keep(pair[1]));
                 self.traces[r.sink as usize].deferred.push((r.idx, k, v));
             }
         }
         if rest.context.is_some() || rest.metadata.is_some() || rest.device_free.is_some() {
             let e = &mut self.traces[r.sink as usize].entries[r.idx as usize];
+            // The usual case, without building anything: the same strs as the last entry.
+            if let Some(last) = &self.rest_cache {
+                if e.rest().is_none() && rest.is_exactly(last) {
+                    e.set_rest(Some(last.clone()));
+                    return;
+                }
+            }
             let mut candidate = e.rest().map_or_else(EntryRest::default, |r| (**r).clone());
             if rest.context.is_some() {
                 candidate.compile_context = rest.context;
@@ -151,10 +158,29 @@ impl Machine<'_> {
 
     /// True when the pair went into the entry (or into `rest`, for the rarer fields).
     #[inline]
-    fn fill_field(&mut self, r: EntryRef, key: Item, value: Item, rest: &mut Rest) -> bool {
+    fn fill_field(
+        &mut self,
+        r: EntryRef,
+        n: usize,
+        key: Item,
+        value: Item,
+        rest: &mut Rest,
+    ) -> bool {
         let Item::Node(k) = key else { return false };
-        let Node::Str(name) = &self.nodes[k as usize] else {
-            return false;
+        // Every entry repeats the same memoized key nodes in the same order: the field of the
+        // key node seen at this position last time saves comparing strings.
+        let field = match self.key_fields.get(n) {
+            Some(&(node, f)) if node == k => f,
+            _ => {
+                let Node::Str(name) = &self.nodes[k as usize] else {
+                    return false;
+                };
+                let f = Field::of(name);
+                if let Some(slot) = self.key_fields.get_mut(n) {
+                    *slot = (k, f);
+                }
+                f
+            }
         };
         let int = match value {
             Item::Int(v, _) => Some(v),
@@ -166,34 +192,46 @@ impl Machine<'_> {
         let uint = int.and_then(|i| u64::try_from(i).ok());
         let sink = &mut self.traces[r.sink as usize];
         let e = &mut sink.entries[r.idx as usize];
-        match &**name {
-            "addr" if uint.is_some() => e.set_addr(uint),
-            "size" if uint.is_some() => e.set_size(uint),
-            "stream" if int.is_some() => e.set_stream(int),
-            "time_us" if int.is_some() => e.set_time_us(int),
-            "device_free" if uint.is_some() => rest.device_free = uint,
-            "action" => match value {
-                Item::Node(v) => match &self.nodes[v as usize] {
-                    Node::Str(s) => {
-                        e.set_action(Action::parse(s));
-                        sink.has_action[r.idx as usize] = true;
-                    }
-                    _ => return false,
-                },
+        match field {
+            Field::Addr if uint.is_some() => e.set_addr(uint),
+            Field::Size if uint.is_some() => e.set_size(uint),
+            Field::Stream if int.is_some() => e.set_stream(int),
+            Field::TimeUs if int.is_some() => e.set_time_us(int),
+            Field::DeviceFree if uint.is_some() => rest.device_free = uint,
+            Field::Action => match value {
+                Item::Node(v) => {
+                    // Action names are memoized strs too: a few nodes, parsed once each.
+                    let known = self.action_nodes.iter().find(|(n, _)| *n == v);
+                    let action = match (known, &self.nodes[v as usize]) {
+                        (Some((_, a)), _) => a.clone(),
+                        (None, Node::Str(s)) => {
+                            let a = Action::parse(s);
+                            if self.action_nodes.len() < KEY_CACHE {
+                                self.action_nodes.push((v, a.clone()));
+                            }
+                            a
+                        }
+                        _ => return false,
+                    };
+                    e.set_action(action);
+                    sink.has_action[r.idx as usize] = true;
+                }
                 Item::Int(..) => return false,
             },
-            "frames" => match value {
+            Field::Frames => match value {
                 // The list node for now; the schema interns it into a stack.
                 Item::Node(v) if matches!(self.nodes[v as usize], Node::List(_)) => {
                     e.set_frames(Some(StackId(v)))
                 }
                 _ => return false,
             },
-            "compile_context" => match shared_str(&self.nodes, &mut self.context_cache, value) {
-                Some(s) => rest.context = Some(s),
-                None => return false,
-            },
-            "user_metadata" => match shared_str(&self.nodes, &mut self.metadata_cache, value) {
+            Field::CompileContext => {
+                match shared_str(&self.nodes, &mut self.context_cache, value) {
+                    Some(s) => rest.context = Some(s),
+                    None => return false,
+                }
+            }
+            Field::UserMetadata => match shared_str(&self.nodes, &mut self.metadata_cache, value) {
                 Some(s) => rest.metadata = Some(s),
                 None => return false,
             },
@@ -223,12 +261,70 @@ fn shared_str(
     Some(s)
 }
 
+/// Key positions remembered by [`Machine::fill_field`] (entries have fewer keys than this).
+pub(super) const KEY_CACHE: usize = 16;
+/// A node id no key has.
+pub(super) const NO_KEY: NodeId = NodeId::MAX;
+
+/// The keys the machine writes into an entry itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Field {
+    Action,
+    Addr,
+    Size,
+    Stream,
+    TimeUs,
+    DeviceFree,
+    Frames,
+    CompileContext,
+    UserMetadata,
+    Other,
+}
+
+impl Field {
+    fn of(key: &str) -> Field {
+        match key {
+            "action" => Field::Action,
+            "addr" => Field::Addr,
+            "size" => Field::Size,
+            "stream" => Field::Stream,
+            "time_us" => Field::TimeUs,
+            "device_free" => Field::DeviceFree,
+            "frames" => Field::Frames,
+            "compile_context" => Field::CompileContext,
+            "user_metadata" => Field::UserMetadata,
+            _ => Field::Other,
+        }
+    }
+}
+
 /// The rarer fields of one SETITEMS, put into the entry's shared [`EntryRest`] at its end.
 #[derive(Default)]
 struct Rest {
     context: Option<Arc<str>>,
     metadata: Option<Arc<str>>,
     device_free: Option<u64>,
+}
+
+impl Rest {
+    /// Whether `shared` holds just these fields, the strs being the very same `Arc`s.
+    fn is_exactly(&self, shared: &EntryRest) -> bool {
+        let same = |a: &Option<Arc<str>>, b: Option<&Arc<str>>| match (a, b) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        let metadata = match &shared.user_metadata {
+            None => None,
+            Some(Value::Str(s)) => Some(s),
+            Some(_) => return false,
+        };
+        shared.other_action.is_none()
+            && shared.extra.is_empty()
+            && shared.device_free == self.device_free
+            && same(&self.context, shared.compile_context.as_ref())
+            && same(&self.metadata, metadata)
+    }
 }
 
 fn blank_entry() -> TraceEntry {
