@@ -145,14 +145,6 @@ impl<'a> Arena<'a> {
         span.of(&self.items)
     }
 
-    /// Items of a list node (none for another node).
-    pub(super) fn list_items(&self, id: NodeId) -> &[NodeId] {
-        match self.node(id) {
-            Node::List(sp) => self.items(sp),
-            _ => &[],
-        }
-    }
-
     /// Pairs of a dict span.
     pub(super) fn pairs(&self, span: &Span) -> &[(NodeId, NodeId)] {
         span.of(&self.pairs)

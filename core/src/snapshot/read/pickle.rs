@@ -24,6 +24,9 @@ const PROGRESS_STEP: usize = 1 << 20;
 /// vector is what MEMOIZE and CPython's BINPUTs fill, the map keeps odd keys from allocating.
 const MEMO_DENSE_SLACK: usize = 1 << 16;
 const NO_NODE: NodeId = NodeId::MAX;
+/// Longest list [`Machine::share_equal_items`] looks at (frame lists are far shorter; long lists
+/// are segments and traces, never equal).
+const MAX_SHARED_LIST: usize = 1024;
 
 /// A stack slot. Ints stay inline until something stores them (a container, the memo): the
 /// ints of trace entries go straight into a [`TraceSink`] and never cost a node.
@@ -70,6 +73,8 @@ struct Machine<'a> {
     key_fields: Vec<(NodeId, entries::Field)>,
     /// Action str nodes met so far and their parse.
     action_nodes: Vec<(NodeId, crate::snapshot::model::Action)>,
+    /// (start, len) in `items` of lists by a hash of their items (see `share_equal_items`).
+    lists_by_hash: foldhash::HashMap<u64, (u32, u32)>,
     /// Items on their way from the stack into a sequence (reused).
     scratch_ids: Vec<NodeId>,
     /// Pairs on their way from the stack into an entry (reused).
@@ -105,6 +110,7 @@ pub(super) fn parse<'a>(
         rest_cache: None,
         entry_items: Vec::new(),
         scratch_ids: Vec::new(),
+        lists_by_hash: foldhash::HashMap::default(),
         key_fields: vec![(entries::NO_KEY, entries::Field::Other); entries::KEY_CACHE],
         action_nodes: Vec::new(),
     };
@@ -616,7 +622,11 @@ impl<'a> Machine<'a> {
                     let mark = self.pop_mark()?;
                     let list = self.target_below(mark)?;
                     let mut sp = self.list_span(list)?;
+                    let fresh = sp.cap == 0;
                     self.store_seq(mark, &mut sp);
+                    if fresh {
+                        self.share_equal_items(&mut sp);
+                    }
                     self.set_span(list, sp);
                 }
                 op::SETITEM => {
@@ -853,6 +863,39 @@ impl<'a> Machine<'a> {
         }
         self.stack.truncate(mark);
         Ok(())
+    }
+
+    /// A list whose items were just added at the end of the pool, in one batch: when an
+    /// earlier list has the same items, it points at theirs and the pool gives its copy back.
+    /// PyTorch writes a fresh frame list for every trace entry, with the same few frame dicts
+    /// (memo gets): the copies were 12 items (48 B) per entry on a 1M-entry file. A shared
+    /// span has no spare room, so appending to either list later moves it (`Span::extend`).
+    fn share_equal_items(&mut self, sp: &mut Span) {
+        let (start, len) = (sp.start, sp.len);
+        if len < 2 || start + len != self.items.len() || len > MAX_SHARED_LIST {
+            return;
+        }
+        let items = &self.items[start..];
+        let hash = items.iter().fold(len as u64, |h, &i| {
+            (h ^ u64::from(i))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(29)
+        });
+        match self.lists_by_hash.get(&hash) {
+            Some(&(s, n)) if n as usize == len && self.items[s as usize..][..len] == *items => {
+                self.items.truncate(start);
+                *sp = Span {
+                    start: s as usize,
+                    len,
+                    cap: len,
+                };
+            }
+            Some(_) => {}
+            None => {
+                // A list's items are at most the pool's length, which is < 4G ids here.
+                self.lists_by_hash.insert(hash, (start as u32, len as u32));
+            }
+        }
     }
 
     /// A new sequence span holding `stack[from..]`, which leaves the stack.

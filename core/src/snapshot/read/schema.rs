@@ -59,8 +59,8 @@ struct Builder<'r, 'a> {
     values: Values,
     /// Trace entries the machine filled while parsing (see [`TraceSink`]).
     sinks: Vec<TraceSink>,
-    /// Stack id and list node by a hash of the list's items, to store equal lists once.
-    stack_by_items: HashMap<u64, (u32, NodeId)>,
+    /// Stack ids by the (start, len) of their list's items in the arena's pool.
+    stack_by_span: HashMap<(usize, usize), u32>,
     /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
     /// byte, so memo references cannot blow a small file up into a huge model.
     budget: u64,
@@ -73,7 +73,7 @@ pub(super) fn build(
 ) -> Result<Snapshot, ReadError> {
     let mut b = Builder {
         sinks,
-        stack_by_items: HashMap::new(),
+        stack_by_span: HashMap::new(),
         arena,
         stacks: Stacks::new(),
         interned: vec![UNSET; arena.nodes.len()],
@@ -613,6 +613,14 @@ impl<'r, 'a> Builder<'r, 'a> {
         Ok(e)
     }
 
+    /// Where a list's items are in the pool (equal spans are equal lists).
+    fn span_key(&self, id: NodeId) -> (usize, usize) {
+        match self.node(id) {
+            Node::List(sp) => (sp.start, sp.len),
+            _ => (usize::MAX, 0),
+        }
+    }
+
     /// A frame list, interned once per distinct list node.
     fn stack(&mut self, id: NodeId, path: &Path) -> Result<StackId, ReadError> {
         // Type first: `interned` holds frame ids for dict nodes too, and a crafted file can
@@ -623,14 +631,12 @@ impl<'r, 'a> Builder<'r, 'a> {
             return Ok(StackId(known));
         }
         // PyTorch writes a fresh frame list for each trace entry (memo-shared only between an
-        // alloc and its free): a list of the same frame nodes as an earlier one is that stack,
-        // or a 1M-entry trace keeps ~1M copies. A hash collision just stores both.
-        let hash = hash_ids(items);
-        if let Some(&(sid, earlier)) = self.stack_by_items.get(&hash) {
-            if self.arena.list_items(earlier) == items {
-                self.interned[id as usize] = sid;
-                return Ok(StackId(sid));
-            }
+        // alloc and its free). The machine made lists of equal items share one span of the
+        // item pool, so the span is the stack: one stack each, not ~1M copies.
+        let span = self.span_key(id);
+        if let Some(&sid) = self.stack_by_span.get(&span) {
+            self.interned[id as usize] = sid;
+            return Ok(StackId(sid));
         }
         let mut frames = Vec::with_capacity(items.len());
         for (i, &f) in items.iter().enumerate() {
@@ -646,7 +652,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             });
         }
         let sid = self.stacks.push_stack(frames.into_boxed_slice());
-        self.stack_by_items.insert(hash, (sid.0, id));
+        self.stack_by_span.insert(span, sid.0);
         self.interned[id as usize] = sid.0;
         Ok(sid)
     }
@@ -693,13 +699,4 @@ fn shared_entry(arena: &Arena<'_>, path: &Path, id: NodeId) -> ReadError {
         arena.offset(id),
         format!("{path}: this dict is a trace entry of device_traces, referenced a second time (memo reference); memsnap reads each trace entry once"),
     )
-}
-
-/// A quick hash of a list's node ids (one multiply per id; the map hashes the result again).
-fn hash_ids(ids: &[NodeId]) -> u64 {
-    ids.iter().fold(ids.len() as u64, |h, &i| {
-        (h ^ u64::from(i))
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(29)
-    })
 }

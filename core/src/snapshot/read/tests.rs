@@ -1054,3 +1054,38 @@ fn trace_entry_errors_name_the_entry_on_the_fast_path() {
     let e = err(&twice(|p| p.s("other").op(op::BINGET).raw(&[0])));
     assert!(e.message.contains("referenced a second time"), "{e}");
 }
+
+#[test]
+fn lists_sharing_equal_items_stay_apart_when_appended_to() {
+    // A = [p, q]; B = [p, q] by memo gets (shares A's items); then B += [r] and A += [z].
+    let p = P::with_extra("x")
+        .op(op::EMPTY_LIST)
+        .op(op::MEMOIZE)
+        .op(op::MARK);
+    let p = p
+        .s("p")
+        .op(op::MEMOIZE)
+        .s("q")
+        .op(op::MEMOIZE)
+        .op(op::APPENDS);
+    let p = p.op(op::EMPTY_LIST).op(op::MARK).op(op::BINGET).raw(&[1]);
+    let p = p
+        .op(op::BINGET)
+        .raw(&[2])
+        .op(op::APPENDS)
+        .s("r")
+        .op(op::APPEND);
+    let p = p
+        .op(op::BINGET)
+        .raw(&[0])
+        .s("z")
+        .op(op::APPEND)
+        .op(op::TUPLE3);
+    let strs = |v: &[&str]| list(v.iter().map(|s| Value::from(*s)).collect());
+    let want = Value::Tuple(Arc::new(vec![
+        strs(&["p", "q", "z"]),
+        strs(&["p", "q", "r"]),
+        strs(&["p", "q", "z"]),
+    ]));
+    assert_eq!(extra_value(&p.end_extra()), want);
+}
