@@ -63,6 +63,8 @@ struct Machine<'a> {
     /// Lists inside it (one per device) and the sink each one's entries go to.
     trace_lists: Vec<(NodeId, u32)>,
     traces: Vec<TraceSink>,
+    /// Trace entries made so far, all sinks.
+    entry_count: usize,
     /// The last `compile_context` / `user_metadata` str node seen and its shared value: every
     /// entry of a file usually refers to the same memoized one.
     context_cache: Option<(NodeId, Arc<str>)>,
@@ -105,6 +107,7 @@ pub(super) fn parse<'a>(
         traces_outer: None,
         trace_lists: Vec::new(),
         traces: Vec::new(),
+        entry_count: 0,
         context_cache: None,
         metadata_cache: None,
         rest_cache: None,

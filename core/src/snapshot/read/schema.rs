@@ -483,6 +483,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             // The usual case: the list holds its sink's entries, in order; they move. The
             // stable sort keeps each entry's leftover pairs in file order.
             let mut out = std::mem::take(&mut self.sinks[sink].entries);
+            out.shrink_to_fit();
             let mut deferred = std::mem::take(&mut self.sinks[sink].deferred);
             deferred.sort_by_key(|x| x.0);
             let mut d = 0;

@@ -48,7 +48,10 @@ impl Machine<'_> {
             Some(outer) => {
                 if self.parents(n - 1).contains(&Some(outer)) {
                     self.trace_lists.push((list, self.traces.len() as u32));
-                    self.traces.push(TraceSink::default());
+                    self.traces.push(TraceSink {
+                        start: self.pos,
+                        ..TraceSink::default()
+                    });
                 }
             }
         }
@@ -87,14 +90,24 @@ impl Machine<'_> {
 
     /// Pushes a new entry node writing into `sink`.
     pub(super) fn new_entry(&mut self, sink: u32) -> Result<(), ReadError> {
-        let total: usize = self.traces.iter().map(|t| t.entries.len()).sum::<usize>() + 1;
-        if total > self.data.len() / MIN_ENTRY_BYTES {
+        self.entry_count += 1;
+        if self.entry_count > self.data.len() / MIN_ENTRY_BYTES {
             return Err(self.err(format!(
                 "more trace entry dicts than a {}-byte pickle can hold (at most one per {MIN_ENTRY_BYTES} bytes): corrupt or hostile file",
                 self.data.len()
             )));
         }
         let t = &mut self.traces[sink as usize];
+        if t.entries.len() == t.entries.capacity() && t.entries.len() >= 4096 {
+            // Grow by what the rest of the input holds at the rate so far (+1/8), if that is
+            // less than doubling: a trace is most of a large file, and doubling left up to
+            // half the vector unused (and needs old + new at once where realloc must copy).
+            let per = ((self.pos - t.start) / t.entries.len()).max(MIN_ENTRY_BYTES);
+            let rest = (self.data.len() - self.pos) / per;
+            let more = (rest + rest / 8 + 1024).min(t.entries.len());
+            t.entries.reserve_exact(more);
+            t.has_action.reserve_exact(more);
+        }
         let idx = t.entries.len() as u32;
         t.entries.push(blank_entry());
         t.has_action.push(false);
