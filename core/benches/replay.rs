@@ -1,5 +1,6 @@
-//! Replay throughput (trace entries per second): the largest real fixture, and a generated
-//! 1M-entry trace (the model's own output on a random workload, replayed for fidelity).
+//! Replay throughput (trace entries per second of thread CPU time, as the other benches): the
+//! largest real fixture, and a generated 1M-entry trace (the model's own output on a random
+//! workload, replayed for fidelity).
 
 use std::path::PathBuf;
 
@@ -9,9 +10,10 @@ use memsnap_core::analysis::replay::replay;
 use memsnap_core::analysis::state_at::StateHistory;
 use memsnap_core::snapshot::Snapshot;
 
-#[path = "support/generated.rs"]
-mod generated;
-use generated::generated;
+mod support;
+
+use support::cpu_time::ThreadCpuTime;
+use support::generated::generated;
 
 fn fixture(name: &str) -> Option<Snapshot> {
     let dir = std::env::var_os("MEMSNAP_REAL_FIXTURES")
@@ -31,7 +33,7 @@ fn fixture(name: &str) -> Option<Snapshot> {
     }
 }
 
-fn bench(c: &mut Criterion) {
+fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let mut g = c.benchmark_group("replay");
     g.sample_size(10);
     if let Some(s) = fixture("cs336-c-medium512-training.pickle") {
@@ -66,5 +68,9 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    config = support::criterion();
+    targets = bench
+}
 criterion_main!(benches);

@@ -1,10 +1,11 @@
 //! Replay rate on the generated 1M-entry trace (the replay bench's workload), native; the same
 //! code as `replay_wasm` runs in wasm, so `scripts/bench_replay_wasm.sh` compares the two.
 //!
-//!   cargo run --release -p memsnap-core --example replay_rate [-- RUNS [ENTRIES]]
+//!   cargo run --release -p memsnap-core --example replay_rate [-- RUNS [ENTRIES | FILE]]
 //!
 //! Prints one JSON object: entries, runs, and the best run's wall and thread-CPU time as
-//! entries per second (best of RUNS, as the node side reports; RUNS=1 for a profiler).
+//! entries per second (best of RUNS, as the node side reports; RUNS=1 for a profiler). FILE:
+//! a snapshot to replay (device 0) instead of the generated trace.
 
 use std::time::Instant;
 
@@ -23,14 +24,27 @@ fn cpu_seconds() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
+fn read_snapshot(path: &str) -> memsnap_core::snapshot::Snapshot {
+    let read = std::fs::read(path).map_err(|e| e.to_string());
+    match read.and_then(|b| memsnap_core::snapshot::read(&b).map_err(|e| e.to_string())) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("replay_rate: {path}: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let runs: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(7);
-    let n: usize = args
-        .next()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1_000_000);
-    let s = generated::generated(n);
+    let s = match args.next() {
+        None => generated::generated(1_000_000),
+        Some(a) => match a.parse() {
+            Ok(n) => generated::generated(n),
+            Err(_) => read_snapshot(&a),
+        },
+    };
     let entries = s.trace(0).len();
     let (mut best_wall, mut best_cpu) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..runs.max(1) {

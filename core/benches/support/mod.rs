@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cpu_time;
+pub mod generated;
 
 use std::path::{Path, PathBuf};
 

@@ -33,11 +33,7 @@ impl<B: Backing> Allocator<B> {
         let expandable_on = self.config.expandable_segments;
         let chosen = {
             let blocks = &self.blocks;
-            let mut it = self.pools[pool]
-                .blocks
-                .range((stream, size, 0, super::block::BlockId(0))..)
-                .map(|k| k.3)
-                .take_while(|id| blocks[*id].stream == stream);
+            let mut it = self.pools[pool].blocks.at_least(stream, size).map(|k| k.3);
             let mut cur = it.next()?;
             if blocks[cur].expandable.is_some() {
                 if expandable_on {

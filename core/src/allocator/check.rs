@@ -12,7 +12,7 @@ impl<B: Backing> Allocator<B> {
         let mut in_pools = HashSet::new();
         let mut pooled = 0usize;
         for p in &self.pools {
-            for k in &p.blocks {
+            for k in p.blocks.iter() {
                 let b = self.blocks.get(k.3).ok_or("pool holds a removed block")?;
                 if (b.stream, b.size, b.addr) != (k.0, k.1, k.2) || !b.mapped || !b.allocatable() {
                     return Err(format!("pool key {k:?} disagrees with its block {b:?}"));

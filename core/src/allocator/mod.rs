@@ -3,6 +3,7 @@
 //!
 //! - config.rs: `PYTORCH_CUDA_ALLOC_CONF` / `allocator_settings` / `--set` overrides
 //! - rounding.rs: request and segment sizes; pool.rs: pools, private pools
+//! - free_blocks.rs: a pool's free blocks, bucketed by size class
 //! - best_fit.rs: best fit + oversize rule; split.rs: the split rule; merge.rs: free + merge
 //! - expandable.rs: expandable segments; events.rs: record_stream and events
 //! - gc.rs: garbage_collection_threshold; release.rs: releasing segments, empty_cache; oom.rs
@@ -17,6 +18,7 @@ pub mod config;
 pub mod emit;
 pub mod events;
 pub mod expandable;
+pub mod free_blocks;
 pub mod gc;
 pub mod merge;
 pub mod model;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use super::backing::{Backing, StreamId};
 use super::block::BlockId;
+use super::free_blocks::FreeBlocks;
 use super::model::Allocator;
 use super::rounding::is_small;
 
@@ -18,7 +19,7 @@ pub const SMALL_POOL: usize = 1;
 
 #[derive(Debug, Clone)]
 pub struct BlockPool {
-    pub blocks: BTreeSet<(StreamId, u64, u64, BlockId)>,
+    pub blocks: FreeBlocks,
     pub unmapped: BTreeSet<(StreamId, u64, BlockId)>,
     pub is_small: bool,
     pub owner: Option<MempoolId>,
@@ -29,7 +30,7 @@ pub struct BlockPool {
 impl BlockPool {
     pub fn new(is_small: bool, owner: Option<MempoolId>) -> BlockPool {
         BlockPool {
-            blocks: BTreeSet::new(),
+            blocks: FreeBlocks::new(),
             unmapped: BTreeSet::new(),
             is_small,
             owner,

@@ -68,9 +68,8 @@ impl<B: Backing> Allocator<B> {
         };
         let single = self.pools[pool]
             .blocks
-            .range((stream, key, 0, BlockId(0))..)
+            .at_least(stream, key)
             .next()
-            .filter(|k| k.0 == stream)
             .map(|k| k.3);
         if let Some(id) = single {
             if releasable(self, id) {
@@ -80,9 +79,8 @@ impl<B: Backing> Allocator<B> {
         }
         let candidates: Vec<(u64, BlockId)> = self.pools[pool]
             .blocks
-            .range(..(stream, key, 0, BlockId(0)))
-            .rev()
-            .take_while(|k| k.0 == stream && k.1 >= max_split)
+            .below(stream, key)
+            .take_while(|k| k.1 >= max_split)
             .map(|k| (k.1, k.3))
             .collect();
         let mut released = 0u64;

@@ -13,10 +13,13 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 /// Size above which the arrays become a B-tree.
-const SPILL: usize = 1024;
+const SPILL: usize = 4096;
 /// Size below which a B-tree becomes arrays again (well below [`SPILL`], so that a map hovering
 /// near one size does not convert back and forth).
-const UNSPILL: usize = 256;
+const UNSPILL: usize = 1024;
+
+/// An entry found by a query: its key and value.
+pub(crate) type Entry<'a, V> = Option<(u64, &'a V)>;
 
 #[derive(Debug, Clone)]
 pub(crate) enum AddrMap<V> {
@@ -176,6 +179,37 @@ impl<V> AddrMap<V> {
         }
     }
 
+    /// Removes the entry at `k` and returns it with the entry now before `k` (largest key
+    /// `< k`): one search in the array form.
+    pub fn remove_and_before(&mut self, k: u64) -> (Option<V>, Entry<'_, V>) {
+        match self {
+            AddrMap::Small(s) => {
+                let (removed, i) = match s.keys.binary_search(&k) {
+                    Ok(i) => (Some(s.remove_at(i)), i),
+                    Err(i) => (None, i),
+                };
+                (removed, i.checked_sub(1).map(|j| s.entry(j)))
+            }
+            AddrMap::Large(_) => {
+                let removed = self.remove(k);
+                (removed, self.before(k))
+            }
+        }
+    }
+
+    /// The entries with the largest key `<= k` and the smallest key `> k`: one search in the
+    /// array form.
+    pub fn around(&self, k: u64) -> (Entry<'_, V>, Entry<'_, V>) {
+        match self {
+            AddrMap::Small(s) => {
+                let i = s.keys.partition_point(|x| *x <= k);
+                let at = i.checked_sub(1).map(|j| s.entry(j));
+                (at, (i < s.keys.len()).then(|| s.entry(i)))
+            }
+            AddrMap::Large(_) => (self.at_or_before(k), self.after(k)),
+        }
+    }
+
     /// The entry with the largest key `< k`.
     pub fn before(&self, k: u64) -> Option<(u64, &V)> {
         match self {
@@ -247,14 +281,14 @@ mod tests {
         let mut want = BTreeMap::new();
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut spilled = false;
-        for step in 0..30_000u64 {
+        for step in 0..60_000u64 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             // Grow for a while, then shrink, twice: crosses SPILL and UNSPILL both ways.
-            let grow = (step / 7500) % 2 == 0;
-            let k = (x % 5000) * 512;
-            if grow != x.is_multiple_of(3) {
+            let grow = (step / 15_000) % 2 == 0;
+            let k = (x % 40_000) * 512;
+            if grow != x.is_multiple_of(4) {
                 assert_eq!(ours.insert(k, step), want.insert(k, step));
             } else {
                 let k = want.keys().nth((x % 97) as usize).copied().unwrap_or(k);
@@ -262,7 +296,7 @@ mod tests {
             }
             spilled |= matches!(ours, AddrMap::Large(_));
             assert_eq!(ours.len(), want.len());
-            let p = (x >> 16) % (5000 * 512);
+            let p = (x >> 16) % (40_000 * 512);
             let pair = |e: Option<(&u64, &u64)>| e.map(|(a, v)| (*a, *v));
             let mine = |e: Option<(u64, &u64)>| e.map(|(a, v)| (a, *v));
             assert_eq!(mine(ours.before(p)), pair(want.range(..p).next_back()));
@@ -272,6 +306,23 @@ mod tests {
             );
             assert_eq!(mine(ours.after(p)), pair(want.range(p + 1..).next()));
             assert_eq!(ours.get(p), want.get(&p));
+            let (at, after) = ours.around(p);
+            assert_eq!(
+                (mine(at), mine(after)),
+                (
+                    pair(want.range(..=p).next_back()),
+                    pair(want.range(p + 1..).next())
+                )
+            );
+            if step % 11 == 0 {
+                let k = want.keys().nth((x % 50) as usize).copied().unwrap_or(p);
+                let (gone, before) = ours.remove_and_before(k);
+                let before = mine(before);
+                assert_eq!(
+                    (gone, before),
+                    (want.remove(&k), pair(want.range(..k).next_back()))
+                );
+            }
             let q = p + (x >> 40) % (64 * 512);
             assert!(ours
                 .range(p, q)
@@ -279,6 +330,10 @@ mod tests {
                 .eq(want.range(p..q).map(|(a, v)| (*a, *v))));
         }
         assert!(spilled, "the test never reached the B-tree form");
+        assert!(
+            matches!(ours, AddrMap::Small(_)),
+            "the test never came back to arrays"
+        );
         assert!(ours
             .iter()
             .map(|(a, v)| (a, *v))

@@ -230,14 +230,16 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
     let size = e.size().unwrap_or(0);
     match e.action() {
         Action::Alloc => {
-            if st.blocks.remove(addr).is_none() {
+            let (removed, before) = st.blocks.remove_and_before(addr);
+            let before = before.map(|(a, b)| (a, b.size, b.inferred));
+            if removed.is_none() {
                 note(
                     sink,
                     i,
                     format!("alloc at 0x{addr:x}: no such block afterwards"),
                 );
             }
-            widen_block_before(st, addr, i, sink);
+            widen_block_before(st, addr, before, i, sink);
         }
         Action::FreeRequested => match st.blocks.get_mut(addr) {
             Some(b) => b.state = BlockState::ActiveAllocated,
@@ -248,11 +250,11 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
             ),
         },
         Action::FreeCompleted => {
-            // One search gives both the block at `addr` (there must be none) and the one before.
-            let at_or_before = st
-                .blocks
-                .at_or_before(addr)
-                .map(|(a, b)| (a, b.size, b.inferred));
+            // One search gives the block at `addr` (there must be none), the one before and the
+            // one after.
+            let (at_or_before, after) = st.blocks.around(addr);
+            let at_or_before = at_or_before.map(|(a, b)| (a, b.size, b.inferred));
+            let after = after.map(|(a, _)| a);
             if at_or_before.is_some_and(|(a, _, _)| a == addr) {
                 note(
                     sink,
@@ -281,11 +283,7 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
                 );
                 return;
             }
-            let gap_end = st
-                .blocks
-                .after(addr)
-                .filter(|(a, _)| *a < seg_end)
-                .map_or(seg_end, |(a, _)| a);
+            let gap_end = after.filter(|a| *a < seg_end).unwrap_or(seg_end);
             let mut bsize = round_size(size, config);
             let rest = gap_end.saturating_sub(addr + bsize);
             // The allocator leaves an unsplittable rest inside the block.
@@ -359,18 +357,21 @@ fn undo(st: &mut State, e: &TraceEntry, i: usize, config: &Config, sink: &mut Ve
 /// An allocation always takes the start of a free block, and free neighbours are always merged,
 /// so right before `addr` lies an active block (or the segment's start). When the block there
 /// was sized from its request, it really reaches `addr`: the rest was too small to split off.
-fn widen_block_before(st: &mut State, addr: u64, i: usize, sink: &mut Vec<Inconsistency>) {
+/// `before`: the block with the largest address below `addr`, `(address, size, inferred)`.
+fn widen_block_before(
+    st: &mut State,
+    addr: u64,
+    before: Option<(u64, u64, bool)>,
+    i: usize,
+    sink: &mut Vec<Inconsistency>,
+) {
     let Some((seg_addr, seg)) = containing_segment(st, addr) else {
         return;
     };
     if seg_addr == addr || seg.expandable {
         return;
     }
-    let before = st
-        .blocks
-        .before(addr)
-        .filter(|(a, _)| *a >= seg_addr)
-        .map(|(a, b)| (a, b.size, b.inferred));
+    let before = before.filter(|(a, _, _)| *a >= seg_addr);
     widen_prev(st, addr, before, i, sink);
 }
 
