@@ -8,7 +8,9 @@
 //!
 //! 1. [`pickle`] runs the opcodes into an arena of nodes; a memo get pushes a node id, never a
 //!    copy, so memo "bombs" stay linear. Nothing is ever imported or called: every opcode that
-//!    would (GLOBAL, REDUCE, BUILD, ...) is refused with its name and byte offset.
+//!    would (GLOBAL, REDUCE, BUILD, ...) is refused with its name and byte offset. The dicts of
+//!    `device_traces` (most of a large file) skip the arena: the machine writes them straight
+//!    into typed trace entries (`pickle/entries.rs`), and lists of equal items share theirs.
 //! 2. [`schema`] turns nodes into the typed model, interning each distinct frame dict and frame
 //!    list node once into [`Stacks`](super::model::Stacks), and leftovers into [`Value`]s that
 //!    share by `Arc` as the nodes did ([`values`]).
@@ -57,10 +59,10 @@ impl std::fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
-/// Largest pickle read (raw, or after gunzip): 2 GiB. Reading keeps the whole input, its node
-/// arena and the typed model in memory at once, measured at about 11 x the input for
-/// trace-heavy files (a 1 GiB file peaked at 11 GiB RSS), so larger files would need tens of
-/// GiB; node ids and offsets are also 32-bit.
+/// Largest pickle read (raw, or after gunzip): 2 GiB. Reading keeps the whole input, the node
+/// arena of everything but trace entries, and the typed model in memory at once: measured at
+/// 2-3x the input (a 1 GiB generated file of 23.8M entries peaked at 3.2 GB RSS), so 2 GiB is
+/// about what a 4 GiB wasm instance can hold; node ids and offsets are also 32-bit.
 pub const MAX_INPUT_BYTES: u64 = 2 << 30;
 
 /// Reads a snapshot (pickle, or gzip of a pickle).
@@ -96,7 +98,7 @@ pub fn read_with_progress(
 fn decode(bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Result<Snapshot, ReadError> {
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(ReadError::whole(format!(
-            "the pickle is {} bytes, larger than the {} GiB memsnap reads (reading needs about 11 times the file size in memory)",
+            "the pickle is {} bytes, larger than the {} GiB memsnap reads (reading needs about 3 times the file size in memory)",
             bytes.len(),
             MAX_INPUT_BYTES >> 30
         )));
