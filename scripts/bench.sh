@@ -3,13 +3,17 @@
 #
 #   scripts/bench.sh            everything (~15-25 min on 2 cores)
 #   BENCH_QUICK=1 scripts/bench.sh   real fixtures + the 100 MB file only, shorter criterion runs
+#   BENCH_NO_PAGE=1                  skips the page step (headless Chromium)
+#   BENCH_HUGE=1                     also makes and opens a ~1 GB file (slow to generate)
 #
 # Steps: make the large files (scripts/gen-large.sh), fetch the peers (scripts/fetch-peers.sh),
 # build `memsnap` (release), time CPython's pickle.loads on each file's bytes
 # (scripts/bench_pickle.py), time whole commands with hyperfine (`memsnap stats|trace` vs
 # `python3 _memory_viz.py stats|trace`), run the criterion benches (read, analyses, replay),
 # the replay in wasm vs native (scripts/bench_replay_wasm.sh, node),
-# then tabulate (scripts/bench_report.py).
+# then the page in headless Chromium (tests/tests/page_bench.rs, release: the worker's pipeline
+# vs the same native, first paint, zoom/pan, memory, the largest file that opens), then
+# tabulate (scripts/bench_report.py).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -18,7 +22,7 @@ out="$root/target/bench"
 fixtures="${MEMSNAP_REAL_FIXTURES:-$root/../shared/fixtures/real}"
 quick="${BENCH_QUICK:-}"
 mkdir -p "$out"
-rm -f "$out"/hyperfine-*.json "$out"/skipped.txt
+rm -f "$out"/hyperfine-*.json "$out"/skipped.txt "$out"/page.json
 
 command -v hyperfine >/dev/null || {
     echo "bench: installing hyperfine (Debian package)"
@@ -74,8 +78,16 @@ echo "bench: replay wasm vs native (node)"
 rm -f "$out/replay-wasm.json"
 scripts/bench_replay_wasm.sh > "$out/replay-wasm.json"
 
+if [[ -z "${BENCH_NO_PAGE:-}" ]]; then
+    echo "bench: page (headless Chromium; site built into target/bench/dist)"
+    trunk build --release --offline --dist "$out/dist" > "$out/trunk.txt" 2>&1 || { tail -n 20 "$out/trunk.txt"; exit 1; }
+    MEMSNAP_DIST="$out/dist" MEMSNAP_BENCH_PAGE_OUT="$out/page.json" \
+        cargo test --release -q -p memsnap-tests --test page_bench -- --ignored --nocapture \
+        > "$out/page.txt" 2>&1 || { tail -n 20 "$out/page.txt"; exit 1; }
+fi
+
 python3 scripts/bench_report.py --out "$out/report.md" --criterion "$CARGO_TARGET_DIR/criterion" \
     --replay-wasm "$out/replay-wasm.json" \
     --pickle "$out/pickle-real.json" "$out/pickle-large.json" --hyperfine "$out"/hyperfine-*.json \
-    --skipped "$out/skipped.txt"
+    --skipped "$out/skipped.txt" --page "$out/page.json"
 echo "bench: wrote $out/report.md"

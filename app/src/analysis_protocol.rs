@@ -330,7 +330,6 @@ pub struct InsightsView {
     pub has_settings: bool,
     /// The file's settings as the what-if form starts with them.
     pub defaults: WhatIfRequest,
-    pub plan: Option<PlanVm>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

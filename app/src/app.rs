@@ -28,11 +28,13 @@ pub fn App() -> impl IntoView {
         // Leaving the window has no related target.
         if e.related_target().is_none() {
             dragging.set(false);
+            crate::perf::file_chosen();
         }
     });
     let _ = window_event_listener(leptos::ev::drop, move |e| {
         e.prevent_default();
         dragging.set(false);
+        crate::perf::file_chosen();
         // Several files: one per rank of a distributed job.
         let files = e.data_transfer().and_then(|d| d.files());
         state.open_files(file_list(files));

@@ -1,5 +1,12 @@
 //! The page side of the worker protocol: spawns the worker, queues requests until it is ready,
 //! and routes each response to the callback of the request that asked for it.
+//!
+//! The worker answers in order, one request at a time, so a slow analysis (diagnosis, flame
+//! graph, anomalies: hundreds of ms at a million entries) sent before the timeline would hold
+//! up its answer. Those go as *background* requests: held here until no foreground request has
+//! been pending for `IDLE_MS`, posted one at a time, the latest of each kind replacing an older
+//! one still held. A zoom step then waits for at most one background answer, and only after a
+//! pause of the gesture.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,6 +25,9 @@ const WORKER_SCRIPT: &str = "./memsnap-worker_loader.js";
 
 type Reply = Box<dyn FnOnce(Response)>;
 
+/// How long the foreground must have been idle before a background request is posted.
+const IDLE_MS: f64 = 150.0;
+
 #[derive(Clone)]
 pub struct WorkerClient {
     inner: Rc<RefCell<Inner>>,
@@ -29,7 +39,15 @@ struct Inner {
     /// Messages sent before the worker said `Ready` (the worker drops what comes earlier).
     queued: Vec<Array>,
     next_id: RequestId,
-    pending: HashMap<RequestId, Reply>,
+    /// Replies by request id, and whether the request went in the background.
+    pending: HashMap<RequestId, (Reply, bool)>,
+    /// Foreground requests posted and not yet answered.
+    foreground: usize,
+    /// When the last foreground answer came (`perf::now()`).
+    idle_since: f64,
+    /// Background requests held back, at most one per kind, oldest first.
+    background: Vec<(Request, Reply)>,
+    background_in_flight: bool,
 }
 
 impl WorkerClient {
@@ -47,6 +65,10 @@ impl WorkerClient {
                 queued: Vec::new(),
                 next_id: 1,
                 pending: HashMap::new(),
+                foreground: 0,
+                idle_since: 0.0,
+                background: Vec::new(),
+                background_in_flight: false,
             })),
         };
         let on_fatal = Rc::new(on_fatal);
@@ -74,26 +96,89 @@ impl WorkerClient {
         on_reply: impl FnOnce(Response) + 'static,
     ) {
         let mut inner = self.inner.borrow_mut();
-        let id = inner.next_id;
-        inner.next_id += 1;
-        inner.pending.insert(id, Box::new(on_reply));
+        inner.foreground += 1;
+        inner.post_request(request, attachment, Box::new(on_reply), false);
+    }
+
+    /// Sends `request` when the foreground is idle (see the module's comment); a held request
+    /// of the same kind is dropped for this one (its reply never comes).
+    pub fn request_background(&self, request: Request, on_reply: impl FnOnce(Response) + 'static) {
+        {
+            let mut inner = self.inner.borrow_mut();
+            let kind = request.kind();
+            inner.background.retain(|(r, _)| r.kind() != kind);
+            inner.background.push((request, Box::new(on_reply)));
+        }
+        self.pump();
+    }
+
+    /// Posts the oldest held background request if the foreground has been idle long enough,
+    /// else checks again when it may have been.
+    fn pump(&self) {
+        let wait = {
+            let mut inner = self.inner.borrow_mut();
+            if inner.foreground > 0 || inner.background_in_flight || inner.background.is_empty() {
+                return;
+            }
+            let idle = crate::perf::now() - inner.idle_since;
+            if idle >= IDLE_MS {
+                let (request, reply) = inner.background.remove(0);
+                inner.background_in_flight = true;
+                inner.post_request(&request, None, reply, true);
+                return;
+            }
+            IDLE_MS - idle
+        };
+        let me = self.clone();
+        let again = Closure::once_into_js(move || me.pump());
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(
+                again.unchecked_ref(),
+                wait.ceil() as i32,
+            );
+        }
+    }
+}
+
+impl Inner {
+    fn post_request(
+        &mut self,
+        request: &Request,
+        attachment: Option<&JsValue>,
+        on_reply: Reply,
+        background: bool,
+    ) {
+        let id = self.next_id;
+        self.next_id += 1;
+        // Each answer is a `memsnap:request:<kind>` measure (sent to answered), for the benchmark.
+        let (kind, sent) = (request.kind(), crate::perf::now());
+        let reply: Reply = Box::new(move |r| {
+            crate::perf::measure_since(&format!("{}{kind}", crate::perf::REQUEST), sent);
+            on_reply(r)
+        });
+        self.pending.insert(id, (reply, background));
         let message = Array::of1(&Uint8Array::from(encode(id, request).as_slice()));
         if let Some(a) = attachment {
             message.push(a);
         }
-        if inner.ready {
-            post(&inner.worker, &message);
+        if self.ready {
+            post(&self.worker, &message);
         } else {
-            inner.queued.push(message);
+            self.queued.push(message);
         }
     }
+}
 
+impl WorkerClient {
     /// Stops the worker (its snapshot is freed); pending replies never come.
     pub fn terminate(&self) {
         let mut inner = self.inner.borrow_mut();
         inner.worker.terminate();
         inner.pending.clear();
         inner.queued.clear();
+        inner.background.clear();
+        inner.foreground = 0;
+        inner.background_in_flight = false;
     }
 
     fn receive(
@@ -124,12 +209,25 @@ impl WorkerClient {
             Response::Progress(p) => on_progress(p),
             body => {
                 // Take the callback out first: it may send new requests.
-                let reply = self.inner.borrow_mut().pending.remove(&envelope.id);
+                let reply = {
+                    let mut inner = self.inner.borrow_mut();
+                    let reply = inner.pending.remove(&envelope.id);
+                    match reply {
+                        Some((_, true)) => inner.background_in_flight = false,
+                        Some((_, false)) => {
+                            inner.foreground = inner.foreground.saturating_sub(1);
+                            inner.idle_since = crate::perf::now();
+                        }
+                        None => {}
+                    }
+                    reply.map(|(r, _)| r)
+                };
                 match (reply, body) {
                     (Some(reply), body) => reply(body),
                     (None, Response::Failed { message }) => on_fatal(message),
                     (None, _) => {}
                 }
+                self.pump();
             }
         }
     }

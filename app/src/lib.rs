@@ -14,6 +14,8 @@ pub mod app;
 #[cfg(target_arch = "wasm32")]
 pub mod client;
 #[cfg(target_arch = "wasm32")]
+pub mod perf;
+#[cfg(target_arch = "wasm32")]
 pub mod state;
 #[cfg(target_arch = "wasm32")]
 pub mod views;

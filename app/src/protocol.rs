@@ -70,6 +70,26 @@ pub enum Request {
     },
 }
 
+impl Request {
+    /// The variant's name, for the page's per-request `performance` measures.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Request::OpenFile { .. } => "OpenFile",
+            Request::OpenUrl { .. } => "OpenUrl",
+            Request::Segments { .. } => "Segments",
+            Request::Diagnostics { .. } => "Diagnostics",
+            Request::Timeline(_) => "Timeline",
+            Request::Allocation { .. } => "Allocation",
+            Request::StateAt { .. } => "StateAt",
+            Request::WhatIf(_) => "WhatIf",
+            Request::Flame(_) => "Flame",
+            Request::Anomalies { .. } => "Anomalies",
+            Request::Insights { .. } => "Insights",
+            Request::Stack { .. } => "Stack",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Response {
     /// The worker's wasm is running; requests sent before this would have been lost.
@@ -117,6 +137,13 @@ pub struct FileSummary {
     pub devices: Vec<DeviceSummary>,
     /// Milliseconds spent in `snapshot::read`, measured in the worker.
     pub parse_ms: f64,
+    /// Milliseconds the worker spent reading the file's bytes into its memory, and indexing
+    /// the parsed snapshot for the views (this summary: timelines, validation). Read, parse
+    /// and index are everything before the first view can be drawn.
+    pub read_ms: f64,
+    pub index_ms: f64,
+    /// The worker's wasm memory once the file is open: its peak so far (it never shrinks).
+    pub worker_memory: u64,
     /// Highest allocated and reserved bytes of any device over the trace (the dump's totals
     /// where there is no trace): `analysis::timeline`'s summary. Compares ranks of a job.
     pub peak_allocated: u64,

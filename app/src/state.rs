@@ -148,6 +148,26 @@ impl AppState {
         });
     }
 
+    /// As `request`, for a slow analysis the first paint and the timeline must not wait for:
+    /// sent when the worker is otherwise idle, a newer one of its kind replacing a held one
+    /// (`WorkerClient::request_background`).
+    pub fn request_background(&self, request: Request, on_reply: impl FnOnce(Response) + 'static) {
+        let index = self.active.get_untracked();
+        let generation = self.generation.get_value();
+        let me = *self;
+        self.clients
+            .with_value(|c| match c.get(index).and_then(|c| c.as_ref()) {
+                Some(c) => c.request_background(request, move |r| {
+                    if me.generation.get_value() == generation {
+                        on_reply(r)
+                    }
+                }),
+                None => self
+                    .load_error
+                    .set(Some("the worker is not running".into())),
+            });
+    }
+
     /// Asks rank `index`'s worker (not necessarily the shown rank's), e.g. to compare ranks.
     pub fn request_rank(
         &self,

@@ -10,6 +10,7 @@ use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::Snapshot;
 
 use super::timeline::peak_vm;
+use super::top_frames::TopFrames;
 use crate::analysis_protocol::PeakVm;
 
 #[derive(Default)]
@@ -18,6 +19,8 @@ pub struct Analyses {
     histories: HashMap<i64, StateHistory>,
     /// Peak compositions by (device, entry): the timeline asks again on every zoom.
     peaks: HashMap<(i64, u64), PeakVm>,
+    /// Each stack's top frame, for the compositions.
+    top_frames: Option<TopFrames>,
 }
 
 /// The trace index of a device (a negative one has no trace).
@@ -54,7 +57,8 @@ impl Analyses {
             .timelines
             .entry(device)
             .or_insert_with(|| Timeline::build(snap, trace_index(device)));
-        let vm = peak_vm(snap, tl, index);
+        let top = self.top_frames.get_or_insert_with(|| TopFrames::new(snap));
+        let vm = peak_vm(snap, tl, top, index);
         self.peaks.insert((device, index as u64), vm.clone());
         vm
     }

@@ -1,48 +1,76 @@
-//! The diagnostics panel's analyses (`analysis::diagnosis`): largest hole against total free,
-//! churn verdict, pinning blocks, top frames at the peak, ranked fixes, and the file's settings
-//! as the `PYTORCH_CUDA_ALLOC_CONF` string that reproduces them.
+//! The diagnostics panel's analyses (those of `analysis::diagnosis`): largest hole against
+//! total free, churn verdict, pinning blocks, top frames at the peak, ranked fixes, and the
+//! file's settings as the `PYTORCH_CUDA_ALLOC_CONF` string that reproduces them.
+//!
+//! Not `diagnose_with` itself: it also runs the offline planner, which the panel does not show
+//! (the what-if view asks for it) and which took minutes at a million entries, holding up every
+//! request queued behind it in the worker (page benchmark, issue 6).
 
-use memsnap_core::analysis::diagnosis::diagnose_with;
+use memsnap_core::analysis::anomalies::anomalies;
+use memsnap_core::analysis::churn::churn;
+use memsnap_core::analysis::fixes::{fixes, Inputs};
+use memsnap_core::analysis::fragmentation::fragmentation;
+use memsnap_core::analysis::peak::peak;
+use memsnap_core::analysis::pinning::pinning;
 use memsnap_core::analysis::replay::file_config;
 use memsnap_core::snapshot::Snapshot;
 
 use super::cache::{trace_index, Analyses};
 use super::stack::label;
 use super::whatif::form_defaults;
-use crate::analysis_protocol::{FixVm, GroupVm, InsightsView, PinningRow, PlanVm};
+use crate::analysis_protocol::{FixVm, GroupVm, InsightsView, PinningRow};
 
 const PINNING_ROWS: usize = 10;
 const PEAK_FRAMES: usize = 8;
 
 pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> InsightsView {
     let tl = cache.timeline(snap, device);
-    let d = diagnose_with(snap, trace_index(device), tl);
+    let index = trace_index(device);
+    let settings = snap.allocator_settings.as_ref();
+    let fragmentation = fragmentation(snap, index);
+    let churn = churn(&tl.allocations, settings);
+    let pinning = pinning(snap, index, Some(&tl.allocations));
+    let peak = peak(snap, tl);
+    let anomalies = anomalies(snap, index, tl);
+    let has_trace = !tl.is_empty();
+    let sizes: Vec<u64> = tl
+        .allocations
+        .list
+        .iter()
+        .filter(|a| a.alloc_index.is_some())
+        .map(|a| a.size)
+        .collect();
+    let fixes = fixes(&Inputs {
+        fragmentation: &fragmentation,
+        churn: has_trace.then_some(&churn),
+        pinning: &pinning,
+        settings,
+        large_request_sizes: &sizes,
+    });
     let (config, settings_error) = match file_config(snap) {
         Ok(c) => (c, None),
         Err(e) => (Default::default(), Some(e.to_string())),
     };
     // A recorded OOM tells the device's size: what was reserved plus what the driver had free.
-    let capacity = d
-        .anomalies
+    let capacity = anomalies
         .ooms
         .iter()
         .filter_map(|o| o.device_free.map(|f| f.saturating_add(o.reserved)))
         .max();
-    let f = &d.fragmentation;
+    let f = &fragmentation;
     InsightsView {
         device,
-        has_trace: d.has_trace,
+        has_trace,
         free: f.free,
         largest_free: f.largest_free,
         fragmentation: f.ratio,
         segments_with_free: f.segments_with_free as u64,
         releasable: f.releasable,
-        churn_verdict: d.churn.verdict.clone(),
-        distinct_sizes: d.churn.distinct_sizes as u64,
-        turnover: d.churn.turnover,
-        pinning_count: d.pinning.len() as u64,
-        pinning: d
-            .pinning
+        churn_verdict: churn.verdict.clone(),
+        distinct_sizes: churn.distinct_sizes as u64,
+        turnover: churn.turnover,
+        pinning_count: pinning.len() as u64,
+        pinning: pinning
             .iter()
             .take(PINNING_ROWS)
             .map(|p| PinningRow {
@@ -55,10 +83,9 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
                 stack: p.stack.map(|s| s.0),
             })
             .collect(),
-        peak_index: d.peak.index.map(|i| i as u64),
-        peak_allocated: d.peak.allocated,
-        peak_frames: d
-            .peak
+        peak_index: peak.index.map(|i| i as u64),
+        peak_allocated: peak.allocated,
+        peak_frames: peak
             .by_top_frame
             .iter()
             .take(PEAK_FRAMES)
@@ -68,8 +95,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
                 count: g.count as u64,
             })
             .collect(),
-        fixes: d
-            .fixes
+        fixes: fixes
             .iter()
             .map(|x| FixVm {
                 setting: x.setting.clone(),
@@ -83,10 +109,5 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
         settings_error,
         has_settings: snap.allocator_settings.is_some(),
         defaults: form_defaults(&config, device, capacity),
-        plan: d.plan.map(|p| PlanVm {
-            peak_live_requested: p.peak_live_requested,
-            peak_live_block: p.peak_live_block,
-            arena_size: p.arena_size,
-        }),
     }
 }

@@ -13,6 +13,7 @@ mod stack;
 mod state_at;
 mod summary;
 mod timeline;
+mod top_frames;
 mod whatif;
 
 pub use analysis::answer_analysis;

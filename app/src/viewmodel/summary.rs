@@ -48,6 +48,10 @@ pub fn file_summary(
         .to_string(),
         devices,
         parse_ms,
+        // Filled in by the worker, which measures them.
+        read_ms: 0.0,
+        index_ms: 0.0,
+        worker_memory: 0,
         peak_allocated,
         peak_reserved,
         warnings: memsnap_core::snapshot::validate(snapshot)

@@ -3,12 +3,12 @@
 
 use memsnap_core::analysis::bands::layout;
 use memsnap_core::analysis::lod::Bucket;
-use memsnap_core::analysis::peak::composition;
 use memsnap_core::analysis::range::{clamp, min_bytes_for_count, peak_index_in};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::Snapshot;
 
 use super::cache::Analyses;
+use super::top_frames::{live_groups, TopFrames};
 use crate::analysis_protocol::{
     ColumnVm, EntryRange, GroupVm, PeakVm, SeriesPoint, TimelineRequest, TimelineView,
 };
@@ -102,16 +102,17 @@ pub fn timeline_view(snap: &Snapshot, cache: &mut Analyses, req: &TimelineReques
     }
 }
 
-pub fn peak_vm(snap: &Snapshot, tl: &Timeline, index: usize) -> PeakVm {
-    let p = composition(snap, tl, Some(index));
+/// What allocated memory is made of after entry `index` (`index` inside the trace).
+pub fn peak_vm(snap: &Snapshot, tl: &Timeline, top: &TopFrames, index: usize) -> PeakVm {
+    let (live, groups) = live_groups(snap, tl, top, index);
+    let at = |v: &[u64]| v.get(index).copied().unwrap_or(0);
     PeakVm {
         index: index as u64,
         time_us: tl.time_us.get(index).copied().flatten(),
-        allocated: p.allocated,
-        reserved: p.reserved,
-        live_allocations: p.live_allocations as u64,
-        groups: p
-            .by_top_frame
+        allocated: at(tl.allocated.values()),
+        reserved: at(tl.reserved.values()),
+        live_allocations: live as u64,
+        groups: groups
             .into_iter()
             .take(PEAK_GROUPS)
             .map(|g| GroupVm {

@@ -49,7 +49,7 @@ impl Analysis {
             an.picked.set(None);
             an.insights.set(None);
             let Some(device) = device else { return };
-            state.request(Request::Insights { device }, None, move |r| match r {
+            state.request_background(Request::Insights { device }, move |r| match r {
                 Response::Insights(v) if state.device.get_untracked() == Some(v.device) => {
                     an.insights.set(Some(Arc::new(v)))
                 }

@@ -22,17 +22,13 @@ pub fn Anomalies() -> impl IntoView {
             return;
         };
         let range = range(&state, &an);
-        state.request(
-            Request::Anomalies { device, range },
-            None,
-            move |r| match r {
-                Response::Anomalies(v) if state.device.get_untracked() == Some(v.device) => {
-                    data.set(Some(v))
-                }
-                Response::Failed { message } => state.load_error.set(Some(message)),
-                _ => {}
-            },
-        );
+        state.request_background(Request::Anomalies { device, range }, move |r| match r {
+            Response::Anomalies(v) if state.device.get_untracked() == Some(v.device) => {
+                data.set(Some(v))
+            }
+            Response::Failed { message } => state.load_error.set(Some(message)),
+            _ => {}
+        });
     });
 
     let rows = move |rows: Vec<AnomalyRow>, caption: &'static str| {

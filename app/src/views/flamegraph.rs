@@ -44,7 +44,7 @@ pub fn FlameGraph() -> impl IntoView {
             measure,
             all_frames: all_frames.get(),
         };
-        state.request(Request::Flame(req), None, move |resp| match resp {
+        state.request_background(Request::Flame(req), move |resp| match resp {
             Response::Flame(v) if v.measure == req.measure => data.set(Some(v)),
             Response::Failed { message } => state.load_error.set(Some(message)),
             _ => {}

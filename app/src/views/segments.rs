@@ -8,6 +8,7 @@ use leptos::html;
 use leptos::prelude::*;
 
 use crate::format;
+use crate::perf;
 use crate::protocol::{SegmentVm, SegmentsView};
 use crate::state::{AppState, Hover};
 
@@ -60,6 +61,9 @@ pub fn SegmentView() -> impl IntoView {
             el.set_scroll_top(0);
         }
         measure();
+        if state.segments.with_untracked(|v| v.is_some()) {
+            perf::painted(perf::View::Segments);
+        }
     });
     let _ = window_event_listener(leptos::ev::resize, move |_| measure());
 

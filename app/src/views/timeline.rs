@@ -15,6 +15,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 use super::analysis_state::{entries, range, time_label, Analysis, Picked};
 use crate::analysis_protocol::{AllocationView, EntryRange, TimelineRequest, TimelineView};
 use crate::format;
+use crate::perf;
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 
@@ -115,7 +116,15 @@ pub fn Timeline() -> impl IntoView {
         let hover = hovered.get();
         let w = width.get();
         if let Some(c) = canvas.get() {
+            let started = perf::now();
             draw(&c, w, v.as_deref(), cursor, hover);
+            if let Some(v) = &v {
+                perf::measure_since(perf::TIMELINE_DRAW, started);
+                // What is on the canvas now, for the benchmark to wait on.
+                let _ =
+                    c.set_attribute("data-drawn", &format!("{}-{}", v.range.start, v.range.end));
+                perf::painted(perf::View::Timeline);
+            }
         }
     });
 

@@ -25,9 +25,14 @@ pub fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
         let blob = file.slice_with_f64_and_f64(start, end).map_err(fail)?;
         let buffer = reader.read_as_array_buffer(&blob).map_err(fail)?;
         let chunk = Uint8Array::new(&buffer);
+        let n = chunk.length() as usize;
         let at = out.len();
-        out.resize(at + chunk.length() as usize, 0);
-        chunk.copy_to(&mut out[at..]);
+        // Straight into the preallocated buffer, without zeroing it first; a file that grew
+        // since `size` was read still fits (the Vec grows).
+        out.reserve(n);
+        chunk.copy_to_uninit(&mut out.spare_capacity_mut()[..n]);
+        // SAFETY: copy_to_uninit initialised exactly `n` bytes past `at`.
+        unsafe { out.set_len(at + n) };
         start = end;
         progress(id, Stage::Reading, out.len() as u64, Some(total as u64));
     }

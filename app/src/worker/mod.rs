@@ -12,6 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+use crate::perf;
 use crate::protocol::{decode, encode, Envelope, Progress, Request, RequestId, Response, Stage};
 use crate::viewmodel::{answer, file_summary, Analyses};
 
@@ -79,19 +80,21 @@ fn on_message(event: MessageEvent) {
     };
     match body {
         Request::OpenFile { name, .. } => {
+            let started = perf::now();
             let result = Array::from(&data)
                 .get(1)
                 .dyn_into::<web_sys::File>()
                 .map_err(|_| "no file came with the open request".to_string())
                 .and_then(|f| file::read_all(id, &f));
             match result {
-                Ok(bytes) => open(id, &name, bytes),
+                Ok(bytes) => open(id, &name, bytes, perf::now() - started),
                 Err(message) => post(id, &Response::Failed { message }),
             }
         }
         Request::OpenUrl { url } => wasm_bindgen_futures::spawn_local(async move {
+            let started = perf::now();
             match fetch::read_all(id, &url).await {
-                Ok(bytes) => open(id, &fetch::file_name(&url), bytes),
+                Ok(bytes) => open(id, &fetch::file_name(&url), bytes, perf::now() - started),
                 Err(message) => post(id, &Response::Failed { message }),
             }
         }),
@@ -107,11 +110,11 @@ fn on_message(event: MessageEvent) {
     }
 }
 
-/// Parses `bytes`; on success the result replaces the open snapshot.
-fn open(id: RequestId, name: &str, bytes: Vec<u8>) {
+/// Parses `bytes` (read in `read_ms`); on success the result replaces the open snapshot.
+fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
     let size = bytes.len() as u64;
     progress(id, Stage::Parsing, 0, Some(size));
-    let started = js_sys::Date::now();
+    let started = perf::now();
     // About a hundred reports per file: enough for a smooth bar, few enough to be free.
     let step = (size / 100).max(1);
     let mut reported = 0;
@@ -121,12 +124,16 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>) {
             progress(id, Stage::Parsing, done, Some(size));
         }
     });
-    let parse_ms = js_sys::Date::now() - started;
+    let parse_ms = perf::now() - started;
     drop(bytes);
     match parsed {
         Ok(snapshot) => {
+            let indexing = perf::now();
             let mut cache = Analyses::new();
-            let summary = file_summary(&snapshot, &mut cache, name, size, parse_ms);
+            let mut summary = file_summary(&snapshot, &mut cache, name, size, parse_ms);
+            summary.read_ms = read_ms;
+            summary.index_ms = perf::now() - indexing;
+            summary.worker_memory = perf::wasm_memory_bytes();
             OPEN.with(|open| *open.borrow_mut() = Some(snapshot));
             CACHE.with(|c| *c.borrow_mut() = cache);
             post(id, &Response::Opened(summary));

@@ -23,6 +23,8 @@ const CHROMIUM_ARGS: &[&str] = &[
     "--disable-default-apps",
     "--disable-extensions",
     "--window-size=1440,900",
+    // performance.memory in bytes, not in coarse buckets (the page benchmark reads it).
+    "--enable-precise-memory-info",
 ];
 
 pub struct Browser {

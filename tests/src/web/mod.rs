@@ -4,4 +4,5 @@
 pub mod browser;
 pub mod dist;
 pub mod page;
+pub mod perf;
 pub mod server;

@@ -1,0 +1,278 @@
+//! The page benchmark (issue 6), run by scripts/bench.sh in release: in headless Chromium, per
+//! real fixture and large file, the worker's pipeline (read the File, parse, index for the
+//! views) from the worker's own `performance.now()` figures, next to the same pipeline native
+//! (`snapshot::read` + the worker's `file_summary`) timed here in the same run; load to first
+//! paint (segment view and timeline); the page's and worker's wasm memory and JS heap; the
+//! timeline's zoom and pan at 1M entries; and which large files open, are refused or crash.
+//! Writes `target/bench/page.json` (or `$MEMSNAP_BENCH_PAGE_OUT`) for scripts/bench_report.py.
+//!
+//! `cargo test --release -p memsnap-tests --test page_bench -- --ignored --nocapture`
+//! (MEMSNAP_DIST = the built site; BENCH_QUICK=1: fewer repeats).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fantoccini::wd::TimeoutConfiguration;
+use fantoccini::Client;
+use memsnap_app::size_limit::MAX_FILE_BYTES;
+use memsnap_app::viewmodel::{file_summary, Analyses};
+use memsnap_tests::fixtures::{self, workspace_root};
+use memsnap_tests::web::browser::Browser;
+use memsnap_tests::web::dist::dist_dir;
+use memsnap_tests::web::perf::{self, Outcome};
+use memsnap_tests::web::server::StaticServer;
+use serde_json::{json, Value};
+
+/// The large generated files (scripts/gen-large.sh), in this order; absent ones are listed as
+/// not generated.
+const LARGE: [&str; 3] = ["large-100mb", "large-500mb", "large-1gb"];
+/// The file whose timeline is zoomed and panned (1.0M trace entries).
+const ZOOM_FILE: &str = "large-100mb.pickle";
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The worker's pipeline natively, in this process: read + `file_summary` (timelines,
+/// validation), as `app/src/worker/mod.rs` runs it. Median ms of `runs`.
+fn native_ms(bytes: &[u8], name: &str, runs: usize) -> Option<f64> {
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let snap = memsnap_core::snapshot::read(bytes).ok()?;
+        let summary = file_summary(&snap, &mut Analyses::new(), name, bytes.len() as u64, 0.0);
+        std::hint::black_box(&summary);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Some(median(&mut times))
+}
+
+/// The worker's answers for the first paint and for one zoom step, natively: ms per request
+/// kind on the zoomed file (a profile of where a zoom step's time goes in the worker).
+fn native_requests(bytes: &[u8], name: &str) -> Value {
+    use memsnap_app::analysis_protocol::{EntryRange, FlameMeasure, FlameRequest, TimelineRequest};
+    use memsnap_app::protocol::Request;
+    let Ok(snap) = memsnap_core::snapshot::read(bytes) else {
+        return Value::Null;
+    };
+    let mut cache = Analyses::new();
+    let _ = file_summary(&snap, &mut cache, name, bytes.len() as u64, 0.0);
+    let n = snap.trace(0).len() as u64;
+    // One tenth of the trace around its middle, as after a few wheel steps.
+    let zoomed = EntryRange {
+        start: n / 2 - n / 20,
+        end: n / 2 + n / 20,
+    };
+    let mut out = serde_json::Map::new();
+    for (label, range) in [
+        ("whole", EntryRange { start: 0, end: n }),
+        ("zoomed", zoomed),
+    ] {
+        let requests = [
+            Request::Segments { device: 0 },
+            Request::Diagnostics { device: 0 },
+            Request::Insights { device: 0 },
+            Request::Timeline(TimelineRequest {
+                device: 0,
+                range,
+                width: 1000,
+                height: 226,
+            }),
+            Request::Flame(FlameRequest {
+                device: 0,
+                range,
+                measure: FlameMeasure::LiveAt(None),
+                all_frames: false,
+            }),
+            Request::Anomalies { device: 0, range },
+        ];
+        for r in &requests {
+            // Twice: the first fills the caches, the second is what a later request costs.
+            for pass in ["first", "again"] {
+                let t = Instant::now();
+                std::hint::black_box(memsnap_app::viewmodel::answer(&snap, &mut cache, r));
+                out.insert(
+                    format!("{label}/{}/{pass}", r.kind()),
+                    json!(t.elapsed().as_secs_f64() * 1e3),
+                );
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+async fn fresh_page(c: &Client, url: &str) {
+    c.goto(url).await.expect("opening the page");
+    // The worker answers `Ready` before any open; the file input exists from the start.
+    c.wait()
+        .for_element(fantoccini::Locator::Css("[data-testid=\"file-input\"]"))
+        .await
+        .expect("the page has a file input");
+}
+
+/// Opens `path` in a fresh page `runs` times (picked again in the same page after the first),
+/// and returns its JSON record.
+async fn bench_file(c: &Client, url: &str, path: &Path, runs: usize, native_runs: usize) -> Value {
+    let name = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let mut rec = json!({ "file": name, "bytes": size });
+    let timeout = Duration::from_secs(60 + size / 2_000_000);
+
+    // Natively first (the page may refuse the file, the reader will not).
+    if size <= 2 * MAX_FILE_BYTES {
+        if let Ok(bytes) = std::fs::read(path) {
+            rec["native_pipeline_ms"] = json!(native_ms(&bytes, &name, native_runs));
+            if name == ZOOM_FILE {
+                rec["native_requests_ms"] = native_requests(&bytes, &name);
+            }
+        }
+    }
+
+    eprintln!("page_bench: {name}: native done, opening in the page");
+    fresh_page(c, url).await;
+    let mut pipeline = Vec::new();
+    let mut read = Vec::new();
+    for run in 0..runs {
+        let answered = perf::opens_answered(c).await;
+        memsnap_tests::web::page::pick_file(c, path).await;
+        match perf::wait_open(c, &name, size, answered, timeout).await {
+            Outcome::Opened(f) => {
+                if run == 0 {
+                    rec["outcome"] = json!("opened");
+                    rec["load_to_first_paint_ms"] =
+                        json!(perf::load_to_first_paint(c, timeout).await);
+                    rec["worker_memory"] = json!(f.worker_memory);
+                    rec["parse_ms"] = json!(f.parse_ms);
+                    rec["index_ms"] = json!(f.index_ms);
+                    rec["load_requests"] = perf::requests_since_chosen(c).await;
+                }
+                pipeline.push(f.parse_ms + f.index_ms);
+                read.push(f.read_ms);
+            }
+            Outcome::Refused(message) => {
+                rec["outcome"] = json!("refused");
+                rec["message"] = json!(message);
+                return rec;
+            }
+            Outcome::Crashed(message) => {
+                let state = c
+                    .execute(
+                        "return [document.querySelector('[data-testid=\"file-input\"]').files.length, \
+                         document.querySelector('.open')?.innerText];",
+                        vec![],
+                    )
+                    .await;
+                eprintln!("page_bench: run {run} of {name}: {message}; page: {state:?}");
+                rec["outcome"] = json!("crashed");
+                rec["message"] = json!(message);
+                return rec;
+            }
+        }
+    }
+    rec["wasm_pipeline_ms"] = json!(median(&mut pipeline));
+    rec["wasm_read_ms"] = json!(median(&mut read));
+    let (page_wasm, js_heap) = perf::page_memory(c).await;
+    rec["page_memory"] = json!(page_wasm);
+    rec["js_heap"] = json!(js_heap);
+    if name == ZOOM_FILE {
+        eprintln!("page_bench: {name}: zooming and panning");
+        let zoom = perf::zoom_and_pan(c, 20).await;
+        let (page_wasm, js_heap) = perf::page_memory(c).await;
+        rec["page_memory_after_zoom"] = json!(page_wasm);
+        rec["js_heap_after_zoom"] = json!(js_heap);
+        rec["zoom"] = zoom;
+    }
+    rec
+}
+
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "benchmark (minutes): scripts/bench.sh runs it in release"]
+async fn page_benchmark() {
+    let Some(dist) = dist_dir() else { return };
+    let quick = std::env::var_os("BENCH_QUICK").is_some_and(|v| !v.is_empty());
+    let mut files: Vec<PathBuf> = fixtures::real_fixtures()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("pickle" | "pkl")
+            )
+        })
+        .collect();
+    let data = workspace_root().join("target/bench-data");
+    let mut missing = Vec::new();
+    for l in LARGE {
+        let p = data.join(format!("{l}.pickle"));
+        if p.is_file() {
+            files.push(p);
+        } else {
+            missing.push(format!("{l}.pickle"));
+        }
+    }
+
+    // BENCH_PAGE_ONLY=part: only the files whose name contains it (for a quick look).
+    if let Some(only) = std::env::var_os("BENCH_PAGE_ONLY") {
+        let only = only.to_string_lossy().to_string();
+        files.retain(|p| p.to_string_lossy().contains(&only));
+    }
+    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let c = &browser.client;
+    c.update_timeouts(TimeoutConfiguration::new(
+        Some(Duration::from_secs(600)),
+        Some(Duration::from_secs(120)),
+        Some(Duration::from_secs(0)),
+    ))
+    .await
+    .expect("setting timeouts");
+    let url = server.url("");
+    let mut records = Vec::new();
+    for path in &files {
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let small = size < 20_000_000;
+        let (runs, native_runs) = match (small, quick) {
+            (true, false) => (5, 9),
+            (true, true) => (3, 5),
+            (false, _) => (1, 2),
+        };
+        let rec = bench_file(c, &url, path, runs, native_runs).await;
+        eprintln!("page_bench: {rec}");
+        let crashed = rec["outcome"] == "crashed";
+        records.push(rec);
+        if crashed {
+            // A dead tab answers nothing more; a fresh session for the rest.
+            break;
+        }
+    }
+    let out = std::env::var_os("MEMSNAP_BENCH_PAGE_OUT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/bench/page.json"));
+    let report = json!({
+        "files": records,
+        "not_generated": missing,
+        "size_limit": MAX_FILE_BYTES,
+        "chromium": c.execute("return navigator.userAgent", vec![]).await.unwrap_or(Value::Null),
+    });
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).expect("creating the output folder");
+    }
+    std::fs::write(
+        &out,
+        serde_json::to_string_pretty(&report).unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    eprintln!("page_bench: wrote {}", out.display());
+    browser.close().await;
+}
