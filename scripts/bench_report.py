@@ -92,7 +92,9 @@ def page_rows(page, rows, checks, lines_after):
         native = native / 1e3 if native else None
         ratio = wasm / native if native else None
         mem = f.get("worker_memory", 0) + f.get("page_memory", 0) + f.get("js_heap", 0)
-        per_file.append((f["file"], f["bytes"], mbs(f["bytes"], wasm), native and mbs(f["bytes"], native), ratio,
+        first = (f.get("parse_ms") or 0) + (f.get("index_ms") or 0)
+        per_file.append((f["file"], f["bytes"], mbs(f["bytes"], wasm), first and mbs(f["bytes"], first / 1e3),
+                         native and mbs(f["bytes"], native), ratio,
                          f.get("wasm_read_ms"), f.get("load_to_first_paint_ms"), mem / f["bytes"]))
         if ratio and f["bytes"] >= 100_000 and (worst_ratio is None or ratio > worst_ratio[1]):
             worst_ratio = (f["file"], ratio)
@@ -140,7 +142,11 @@ def page_rows(page, rows, checks, lines_after):
             frames = z.get("burst_frame_ms", [])
             rows.append(("timeline burst (one wheel event per frame): frame interval median / max; settled after",
                          f"{fmt(pct(frames, 0.5), ' ms')} / {fmt(max(frames, default=None), ' ms')}; {fmt(z.get('burst_settle_ms'), ' ms')}", "—", "—"))
-            checks.append((f"timeline zoom/pan ≤ {GOAL_FRAME_MS:.0f} ms per frame at 1M entries (p95 step, event to redrawn)",
+            worst = max(frames, default=None)
+            # At 60 Hz a frame is 16.7 ms: the goal holds when no frame is dropped while zooming.
+            checks.append((f"timeline zoom ≤ {GOAL_FRAME_MS:.0f} ms per frame at 1M entries (burst, slowest frame interval; 16.7 ms = no frame dropped at 60 Hz)",
+                           fmt(worst, " ms"), worst is not None and worst <= 1000 / 60 + 0.5))
+            checks.append((f"timeline zoom/pan redrawn within {GOAL_FRAME_MS:.0f} ms of each event at 1M entries (p95 step)",
                            fmt(p95, " ms"), p95 is not None and p95 <= GOAL_FRAME_MS))
     for f in files:
         if f["file"].startswith("large-"):
@@ -154,13 +160,16 @@ def page_rows(page, rows, checks, lines_after):
     checks.append(("a 1 GB file opens in the page", gb.get("outcome", "?") if gb else "not generated",
                    bool(gb) and gb.get("outcome") == "opened"))
     lines_after += ["", "## Page, per file (headless Chromium; MB/s = file bytes / worker parse + index time)", "",
-                    "| file | MB | worker MB/s | native MB/s | wasm / native | read File ms | load to first paint ms | memory / file |",
-                    "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    lines_after += [f"| {n} | {b / 1e6:.2f} | {fmt(w)} | {fmt(nv)} | {fmt(r, '×')} | {fmt(rd)} | {fmt(fp)} | {m:.1f}× |"
-                    for n, b, w, nv, r, rd, fp, m in per_file]
+                    "Worker MB/s: median of the opens (the first in a fresh page, the rest picked again in it); "
+                    "first open: the fresh page's, the first run of the worker's code (V8 compiles wasm lazily, baseline tier first). "
+                    "Memory: worker wasm + page wasm + page JS heap after the open.", "",
+                    "| file | MB | worker MB/s | first open MB/s | native MB/s | wasm / native | read File ms | load to first paint ms | memory / file |",
+                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines_after += [f"| {n} | {b / 1e6:.2f} | {fmt(w)} | {fmt(fo)} | {fmt(nv)} | {fmt(r, '×')} | {fmt(rd)} | {fmt(fp)} | {m:.1f}× |"
+                    for n, b, w, fo, nv, r, rd, fp, m in per_file]
     for f in files:
         if f.get("outcome") != "opened":
-            lines_after.append(f"| {f['file']} | {f['bytes'] / 1e6:.2f} | {f.get('outcome')} | "
+            lines_after.append(f"| {f['file']} | {f['bytes'] / 1e6:.2f} | {f.get('outcome')} | — | "
                                f"{fmt(f.get('native_pipeline_ms') and mbs(f['bytes'], f['native_pipeline_ms'] / 1e3))} | — | — | — | — |")
 
 

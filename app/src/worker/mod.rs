@@ -110,13 +110,17 @@ fn on_message(event: MessageEvent) {
     }
 }
 
+/// The fewest bytes parsed between two progress reports.
+const PROGRESS_STEP: u64 = 256 << 10;
+
 /// Parses `bytes` (read in `read_ms`); on success the result replaces the open snapshot.
 fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
     let size = bytes.len() as u64;
     progress(id, Stage::Parsing, 0, Some(size));
     let started = perf::now();
-    // About a hundred reports per file: enough for a smooth bar, few enough to be free.
-    let step = (size / 100).max(1);
+    // About a hundred reports per file, enough for a smooth bar, but none smaller than
+    // PROGRESS_STEP: each is a message to the page, and a 10 kB file sent a hundred of them.
+    let step = (size / 100).max(PROGRESS_STEP);
     let mut reported = 0;
     let parsed = memsnap_core::snapshot::read_with_progress(&bytes, &mut |done| {
         if done >= reported + step {
