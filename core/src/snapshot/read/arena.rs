@@ -56,8 +56,6 @@ pub(super) struct TraceSink {
     pub(super) has_action: Vec<bool>,
     /// `(entry index, key node, value node)`, in file order.
     pub(super) deferred: Vec<(u32, NodeId, NodeId)>,
-    /// Input offset where the list opened (to estimate the entries still to come).
-    pub(super) start: usize,
 }
 
 /// A container's items: `pool[start..start + len]`, with room reserved up to `cap`.

@@ -14,6 +14,7 @@ use super::arena::{long_from_le, Arena, Node, NodeId, Span, TraceSink};
 use super::text;
 use super::ReadError;
 
+mod capacity;
 mod entries;
 
 /// Highest protocol CPython writes today.
@@ -81,6 +82,8 @@ struct Machine<'a> {
     scratch_ids: Vec<NodeId>,
     /// Pairs on their way from the stack into an entry (reused).
     entry_items: Vec<Item>,
+    /// Vector lengths at the last progress checkpoint (see `capacity`).
+    checkpoint: capacity::Checkpoint,
 }
 
 /// Runs the pickle: its object graph, and the trace entries filled directly (see [`TraceSink`]).
@@ -116,6 +119,7 @@ pub(super) fn parse<'a>(
         lists_by_hash: foldhash::HashMap::default(),
         key_fields: vec![(entries::NO_KEY, entries::Field::Other); entries::KEY_CACHE],
         action_nodes: Vec::new(),
+        checkpoint: capacity::Checkpoint::default(),
     };
     let root = m.run(progress)?;
     let arena = Arena {
@@ -128,10 +132,11 @@ pub(super) fn parse<'a>(
     Ok((arena, m.traces))
 }
 
-/// Initial capacity from a size estimate, capped so a huge input does not reserve gigabytes up
-/// front (wasm has 4 GiB in all); the vectors grow as needed past it.
+/// Initial capacity from a size estimate, capped: past that the vectors grow by the rate the
+/// input fills them (`capacity`). Room reserved and never used costs a wasm instance as much
+/// as room used.
 fn estimate(n: usize) -> usize {
-    n.min(1 << 22)
+    n.min(1 << 16)
 }
 
 fn op_label(opcode: u8) -> String {
@@ -483,6 +488,7 @@ impl<'a> Machine<'a> {
         loop {
             if self.pos >= next_report {
                 progress(self.pos as u64);
+                self.reserve_ahead();
                 next_report = self.pos + PROGRESS_STEP;
             }
             self.start = self.pos;

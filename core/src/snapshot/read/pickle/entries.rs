@@ -47,11 +47,13 @@ impl Machine<'_> {
             }
             Some(outer) => {
                 if self.parents(n - 1).contains(&Some(outer)) {
+                    // The traces before this one are complete: give back their unused room.
+                    for t in &mut self.traces {
+                        t.entries.shrink_to_fit();
+                        t.has_action.shrink_to_fit();
+                    }
                     self.trace_lists.push((list, self.traces.len() as u32));
-                    self.traces.push(TraceSink {
-                        start: self.pos,
-                        ..TraceSink::default()
-                    });
+                    self.traces.push(TraceSink::default());
                 }
             }
         }
@@ -98,16 +100,6 @@ impl Machine<'_> {
             )));
         }
         let t = &mut self.traces[sink as usize];
-        if t.entries.len() == t.entries.capacity() && t.entries.len() >= 4096 {
-            // Grow by what the rest of the input holds at the rate so far (+1/8), if that is
-            // less than doubling: a trace is most of a large file, and doubling left up to
-            // half the vector unused (and needs old + new at once where realloc must copy).
-            let per = ((self.pos - t.start) / t.entries.len()).max(MIN_ENTRY_BYTES);
-            let rest = (self.data.len() - self.pos) / per;
-            let more = (rest + rest / 8 + 1024).min(t.entries.len());
-            t.entries.reserve_exact(more);
-            t.has_action.reserve_exact(more);
-        }
         let idx = t.entries.len() as u32;
         t.entries.push(blank_entry());
         t.has_action.push(false);
