@@ -24,10 +24,12 @@ class Writer:
         self.buf = io.BytesIO()
         self.memo = {}
         self.written = 0
+        self.fresh = 0
+        self.limit = 1 << 16
 
     def raw(self, b):
         self.buf.write(b)
-        if self.buf.tell() >= 1 << 16:
+        if self.buf.tell() >= self.limit:
             self.flush()
 
     def flush(self):
@@ -65,12 +67,18 @@ class Writer:
             self.raw(b"\x8a" + bytes([n]) + v.to_bytes(n, "little", signed=True))
 
 
-def frames_list(w, key, frames):
-    """A frame list, written once and memo-referenced after."""
-    if ("f", key) in w.memo:
+def frames_list(w, key, frames, fresh):
+    """A frame list: with `fresh`, a new list per entry holding memo references to shared frame
+    dicts (what PyTorch's pickles hold: ~160 bytes an entry); otherwise written once and
+    memo-referenced after (a denser stress case: ~45 bytes an entry)."""
+    if not fresh and ("f", key) in w.memo:
         return w.get(("f", key))
     w.raw(b"]")
-    w.memoize(("f", key))
+    if fresh:
+        w.memoize(("fresh", w.fresh))
+        w.fresh += 1
+    else:
+        w.memoize(("f", key))
     w.raw(b"(")
     for fn, line, name in frames:
         fkey = ("frame", fn, line, name)
@@ -95,6 +103,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--mb", type=int, default=1024, help="approximate size in MiB")
     ap.add_argument("--stacks", type=int, default=400, help="distinct frame lists")
+    ap.add_argument("--shared-lists", action="store_true",
+                    help="entries share whole frame lists by memo (denser: ~4x the entries per MB)")
     args = ap.parse_args()
     rng = random.Random(0)
     files = [f"/src/model/layer{i}.py" for i in range(40)]
@@ -152,7 +162,7 @@ def main():
                     w.str("time_us")
                     w.int(t)
                     w.str("frames")
-                    frames_list(w, sid, stacks[sid])
+                    frames_list(w, sid, stacks[sid], not args.shared_lists)
                     w.raw(b"u")
                     n += 1
             w.raw(b"e")
@@ -163,8 +173,9 @@ def main():
         for first in range(0, args.stacks, 333):
             batch(range(first, min(first + 333, args.stacks)))
         pool = []
+        w.limit = 1 << 20  # one batch of fresh lists is ~160 kB: frames up to 1 MiB
         for _ in range(64):
-            w.flush()  # a batch (~45 kB) then fits the 64 kB buffer unflushed: slice it out
+            w.flush()  # a batch then fits the buffer unflushed: slice it out
             mark = w.buf.tell()
             batch([rng.randrange(args.stacks) for _ in range(333)])
             pool.append(w.buf.getvalue()[mark:])

@@ -2,8 +2,11 @@
 # Makes the large benchmark snapshots in target/bench-data/ (never committed), unless present:
 #   large-100mb.pickle  1.0M trace entries, context="alloc" sharing (~113 MB)
 #   large-500mb.pickle  3.1M trace entries, context="all" sharing   (~500 MB)
-#   large-1gb.pickle    6.4M trace entries, context="all" sharing   (~1 GB; only with BENCH_HUGE=1)
-# Each is read back with CPython's pickle.load and its counts checked (scripts/gen_large.py).
+#   large-1gb.pickle    ~6.7M trace entries, fresh frame lists of shared frames, as the 500 MB one
+#                       (~1 GB; only with BENCH_HUGE=1)
+# The first two are read back with CPython's pickle.load and their counts checked
+# (scripts/gen_large.py); the 1 GB one is streamed by scripts/gen-huge-snapshot.py (seconds, constant
+# memory; gen_large.py needed ~15 min and ~10 GB for it).
 # FORCE=1 regenerates.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,5 +25,11 @@ make() { # name entries context
 
 make large-100mb 1000000 alloc
 make large-500mb 3100000 all
-# ~1 GB, only on request: it takes ~15 min and ~10 GB of memory to write and check.
-[[ -z "${BENCH_HUGE:-}" ]] || make large-1gb 6400000 all
+if [[ -n "${BENCH_HUGE:-}" ]]; then
+    if [[ -s "$out/large-1gb.pickle" && -z "${FORCE:-}" ]]; then
+        echo "gen-large: $out/large-1gb.pickle exists (FORCE=1 to remake)"
+    else
+        echo "gen-large: writing $out/large-1gb.pickle (streamed)"
+        python3 "$root/scripts/gen-huge-snapshot.py" "$out/large-1gb.pickle" --mb 1024
+    fi
+fi
