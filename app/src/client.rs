@@ -187,6 +187,10 @@ impl WorkerClient {
         on_progress: &dyn Fn(Progress),
         on_fatal: &dyn Fn(String),
     ) {
+        // A plain string is the worker's last word (`worker::out_of_memory`).
+        if let Some(message) = event.data().as_string() {
+            return on_fatal(message);
+        }
         let Some(bytes) = Array::from(&event.data())
             .get(0)
             .dyn_into::<Uint8Array>()

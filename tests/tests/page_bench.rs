@@ -148,8 +148,18 @@ async fn bench_file(c: &Client, url: &str, path: &Path, runs: usize, native_runs
             Outcome::Opened(f) => {
                 if run == 0 {
                     rec["outcome"] = json!("opened");
-                    rec["load_to_first_paint_ms"] =
-                        json!(perf::load_to_first_paint(c, timeout).await);
+                    let paint = perf::load_to_first_paint(c, timeout).await;
+                    rec["load_to_first_paint_ms"] = json!(paint);
+                    if paint.is_none() {
+                        // Opened but never drawn: what the page says instead.
+                        rec["message"] = c
+                            .execute(
+                                "return document.querySelector('[data-testid=\"load-error\"]')?.innerText ?? null;",
+                                vec![],
+                            )
+                            .await
+                            .unwrap_or(Value::Null);
+                    }
                     rec["worker_memory"] = json!(f.worker_memory);
                     rec["parse_ms"] = json!(f.parse_ms);
                     rec["index_ms"] = json!(f.index_ms);

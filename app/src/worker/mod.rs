@@ -3,6 +3,7 @@
 
 mod fetch;
 mod file;
+mod out_of_memory;
 
 use std::cell::RefCell;
 
@@ -24,6 +25,7 @@ thread_local! {
 }
 
 pub fn start() {
+    out_of_memory::install();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(on_message);
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
