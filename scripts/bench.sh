@@ -9,7 +9,8 @@
 # Steps: make the large files (scripts/gen-large.sh), fetch the peers (scripts/fetch-peers.sh),
 # build `memsnap` (release), time CPython's pickle.loads on each file's bytes
 # (scripts/bench_pickle.py), time whole commands with hyperfine (`memsnap stats|trace` vs
-# `python3 _memory_viz.py stats|trace`), run the criterion benches (read, analyses, replay),
+# `python3 _memory_viz.py stats|trace`), peak memory of one read vs pickle.load's
+# (scripts/bench_memory.py), run the criterion benches (read, analyses, replay),
 # the replay in wasm vs native (scripts/bench_replay_wasm.sh, node),
 # then the page in headless Chromium (tests/tests/page_bench.rs, release: the worker's pipeline
 # vs the same native, first paint, zoom/pan, memory, the largest file that opens), then
@@ -22,7 +23,7 @@ out="$root/target/bench"
 fixtures="${MEMSNAP_REAL_FIXTURES:-$root/../shared/fixtures/real}"
 quick="${BENCH_QUICK:-}"
 mkdir -p "$out"
-rm -f "$out"/hyperfine-*.json "$out"/skipped.txt "$out"/page.json
+rm -f "$out"/hyperfine-*.json "$out"/skipped.txt "$out"/page.json "$out"/memory.json
 
 command -v hyperfine >/dev/null || {
     echo "bench: installing hyperfine (Debian package)"
@@ -68,6 +69,13 @@ for f in "${biggest[@]}" "${large[@]}"; do
     done
 done
 
+echo "bench: peak memory of a read, memsnap vs CPython pickle.load"
+cargo build --release -q -p memsnap-core --example read_loop
+huge=()
+[[ -n "${BENCH_HUGE:-}" ]] && huge=(--no-pickle "$root/target/bench-data/large-1gb.pickle")
+python3 scripts/bench_memory.py "$CARGO_TARGET_DIR/release/examples/read_loop" "${biggest[@]}" "${large[@]}" \
+    "${huge[@]}" > "$out/memory.json"
+
 echo "bench: criterion (read, analyses, replay)"
 crit=()
 [[ -n "$quick" ]] && crit=(--warm-up-time 1 --measurement-time 2)
@@ -89,5 +97,5 @@ fi
 python3 scripts/bench_report.py --out "$out/report.md" --criterion "$CARGO_TARGET_DIR/criterion" \
     --replay-wasm "$out/replay-wasm.json" \
     --pickle "$out/pickle-real.json" "$out/pickle-large.json" --hyperfine "$out"/hyperfine-*.json \
-    --skipped "$out/skipped.txt" --page "$out/page.json"
+    --skipped "$out/skipped.txt" --page "$out/page.json" --memory "$out/memory.json"
 echo "bench: wrote $out/report.md"

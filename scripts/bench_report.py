@@ -3,7 +3,8 @@
 
 Inputs: criterion's output folder (read, analyses and replay benches), the JSON of
 scripts/bench_pickle.py (CPython pickle.loads on the same bytes), and hyperfine's JSON exports
-(whole commands, memsnap vs torch's _memory_viz.py). Times are CPU time (thread CPU time for
+(whole commands, memsnap vs torch's _memory_viz.py), scripts/bench_memory.py's (peak RSS of a
+read vs pickle.load's) and tests/tests/page_bench.rs's (the page in headless Chromium). Times are CPU time (thread CPU time for
 the in-process figures, user + system for whole commands), since the machines are shared;
 medians, except hyperfine's user/system, which are means. MB = 10^6 bytes.
 """
@@ -52,6 +53,17 @@ def replay_wasm_rows(path, rows, checks):
                  f"{n['wall_entries_per_s']:,.0f}/s (native, this run)", f"{r['ratio_wall']:.2f}× native time"))
     checks.append((f"replay in wasm within {GOAL_REPLAY_WASM_X:.0f}× native (CPU time)", f"{r['ratio_cpu']:.2f}×",
                    r["ratio_cpu"] <= GOAL_REPLAY_WASM_X))
+
+
+def memory_rows(path, rows):
+    """Peak RSS of one read of each file, memsnap vs CPython's pickle.load (scripts/bench_memory.py)."""
+    with open(path) as f:
+        for r in json.load(f):
+            ours, peer = r["memsnap_rss"], r.get("pickle_rss")
+            mine = f"{ours / 1e6:,.0f} MB ({ours / r['bytes']:.2f}× the file)"
+            theirs = "—" if peer is None else f"{peer / 1e6:,.0f} MB ({peer / r['bytes']:.2f}×) (pickle.load)"
+            ratio = "—" if peer is None else f"{peer / ours:.1f}×"
+            rows.append((f"native peak memory reading {r['file']} ({r['bytes'] / 1e6:,.0f} MB)", mine, theirs, ratio))
 
 
 def fmt(x, unit=""):
@@ -182,6 +194,7 @@ def main():
     ap.add_argument("--hyperfine", nargs="*", default=[])
     ap.add_argument("--skipped")
     ap.add_argument("--page", help="tests/tests/page_bench.rs's JSON")
+    ap.add_argument("--memory", help="scripts/bench_memory.py's JSON")
     args = ap.parse_args()
 
     crit = criterion(args.criterion)
@@ -253,6 +266,9 @@ def main():
                            f"{thr['Elements'] / secs / 1e6:.2f}M/s", thr["Elements"] / secs >= GOAL_REPLAY_EPS))
     if args.replay_wasm and os.path.exists(args.replay_wasm):
         replay_wasm_rows(args.replay_wasm, rows, checks)
+
+    if args.memory and os.path.exists(args.memory):
+        memory_rows(args.memory, rows)
 
     page_after = []
     if args.page and os.path.exists(args.page):
