@@ -4,6 +4,7 @@
 mod fetch;
 mod file;
 mod out_of_memory;
+mod warm_up;
 
 use std::cell::RefCell;
 
@@ -31,6 +32,7 @@ pub fn start() {
     // The handler lives as long as the worker.
     on_message.forget();
     post(0, &Response::Ready);
+    warm_up::start();
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
