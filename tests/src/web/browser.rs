@@ -41,7 +41,8 @@ fn tool(env: &str, default: &str) -> PathBuf {
 
 impl Browser {
     /// Starts chromedriver and a Chromium session. `None` after a loud warning when Chromium or
-    /// chromedriver is not installed (scripts/setup.sh installs both).
+    /// chromedriver is not installed (scripts/setup.sh installs both). `MEMSNAP_CHROMIUM_ARGS`
+    /// adds flags.
     pub async fn start() -> Option<Browser> {
         let chromium = tool("CHROMIUM", "/usr/bin/chromium");
         let chromedriver = tool("CHROMEDRIVER", "/usr/bin/chromedriver");
@@ -71,6 +72,10 @@ impl Browser {
         wait_for_port(port, Duration::from_secs(20));
         let mut args: Vec<String> = CHROMIUM_ARGS.iter().map(|s| s.to_string()).collect();
         args.push(format!("--user-data-dir={}", profile.display()));
+        // For experiments (e.g. `--js-flags=--no-wasm-dynamic-tiering`): extra flags, by spaces.
+        if let Ok(extra) = std::env::var("MEMSNAP_CHROMIUM_ARGS") {
+            args.extend(extra.split_whitespace().map(str::to_string));
+        }
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
@@ -98,6 +103,7 @@ impl Drop for Browser {
     fn drop(&mut self) {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        kill_strays(&self.profile);
         remove_profile(&self.profile);
     }
 }
@@ -116,6 +122,32 @@ impl Drop for PartialBrowser {
         }
     }
 }
+
+/// Kills what is left of this session's Chromium. Killing chromedriver orphans the browser, and
+/// ending the session first can fail or time out (a page bench left a Chromium running after
+/// its test): its processes are found by this session's profile folder in their command line.
+#[cfg(target_os = "linux")]
+fn kill_strays(profile: &Path) {
+    let needle = format!("--user-data-dir={}", profile.display());
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(p.path().join("cmdline")) else {
+            continue;
+        };
+        if cmdline.split(|&b| b == 0).any(|arg| arg == needle.as_bytes()) {
+            // SAFETY: kill(2) takes plain integers; a pid that has exited meanwhile just fails.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kill_strays(_profile: &Path) {}
 
 fn remove_profile(p: &Path) {
     // Chromium may still be writing for a moment after the session ends.
