@@ -861,6 +861,20 @@ fn writer_picks_cpython_integer_opcodes() {
 
 /// One trace entry dict, with a MARK and SETITEMS: action, addr, size, stream, time_us, then
 /// `frames` (built by `frames`), then whatever `more` adds (key/value pushes).
+/// A dict of no segments and `device_traces`, with device 0's list open under a MARK for its
+/// entries (the caller closes the MARK, both lists, the dict's MARK and STOP).
+fn device_0_open() -> P {
+    P::proto(4)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("segments")
+        .op(op::EMPTY_LIST)
+        .s("device_traces")
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_LIST)
+        .op(op::MARK)
+}
+
 fn entry(
     p: P,
     action: &str,
@@ -977,17 +991,7 @@ fn trace_entries_filled_while_parsing_equal_the_general_path() {
 #[test]
 fn trace_entry_errors_name_the_entry_on_the_fast_path() {
     // A str address, on device 0's second entry.
-    let p = P::proto(4)
-        .op(op::EMPTY_DICT)
-        .op(op::MARK)
-        .s("segments")
-        .op(op::EMPTY_LIST);
-    let p = p
-        .s("device_traces")
-        .op(op::EMPTY_LIST)
-        .op(op::EMPTY_LIST)
-        .op(op::MARK);
-    let p = entry(p, "alloc", 1, |p| p.op(op::EMPTY_LIST), |p| p);
+    let p = entry(device_0_open(), "alloc", 1, |p| p.op(op::EMPTY_LIST), |p| p);
     let p = p
         .op(op::EMPTY_DICT)
         .op(op::MARK)
@@ -1028,17 +1032,7 @@ fn trace_entry_errors_name_the_entry_on_the_fast_path() {
     );
     // The same entry dict twice in the list (a memo get of it): two equal entries, as Python.
     let twice = |then: fn(P) -> P| {
-        let p = P::proto(4)
-            .op(op::EMPTY_DICT)
-            .op(op::MARK)
-            .s("segments")
-            .op(op::EMPTY_LIST);
-        let p = p
-            .s("device_traces")
-            .op(op::EMPTY_LIST)
-            .op(op::EMPTY_LIST)
-            .op(op::MARK);
-        let p = p
+        let p = device_0_open()
             .op(op::EMPTY_DICT)
             .op(op::BINPUT)
             .raw(&[0])
