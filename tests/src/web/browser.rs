@@ -139,7 +139,10 @@ fn kill_strays(profile: &Path) {
         let Ok(cmdline) = std::fs::read(p.path().join("cmdline")) else {
             continue;
         };
-        if cmdline.split(|&b| b == 0).any(|arg| arg == needle.as_bytes()) {
+        if cmdline
+            .split(|&b| b == 0)
+            .any(|arg| arg == needle.as_bytes())
+        {
             // SAFETY: kill(2) takes plain integers; a pid that has exited meanwhile just fails.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
