@@ -28,13 +28,9 @@ pub fn min_bytes_for_count(
     count: usize,
     floor: u64,
 ) -> u64 {
-    let mut sizes: Vec<u64> = tl
-        .allocations
-        .list
-        .iter()
-        .filter(|a| a.start < a.end && a.start < end && a.end > start)
-        .map(|a| a.size)
-        .collect();
+    let mut sizes: Vec<u64> = Vec::new();
+    tl.overlap
+        .for_each(&tl.allocations.list, start, end, |_, a| sizes.push(a.size));
     let kth = if count == 0 || sizes.is_empty() {
         u64::MAX
     } else if sizes.len() <= count {

@@ -10,11 +10,14 @@
 
 use super::intervals::{allocations, device_segments, Allocations};
 use super::lod::Series;
+use super::overlap::OverlapIndex;
 use crate::snapshot::{Action, BlockState, Snapshot, StackId};
 
 #[derive(Debug, Clone)]
 pub struct Timeline {
     pub allocations: Allocations,
+    /// Which allocations overlap an entry range (see `overlap`).
+    pub overlap: OverlapIndex,
     /// Bytes allocated after each entry.
     pub allocated: Series,
     /// Bytes reserved (segments) after each entry.
@@ -104,6 +107,7 @@ impl Timeline {
             }
         }
         Timeline {
+            overlap: OverlapIndex::new(&allocations.list),
             allocations,
             allocated: Series::new(allocated),
             reserved: Series::new(reserved),
