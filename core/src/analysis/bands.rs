@@ -37,6 +37,8 @@ pub struct Column {
 pub struct BandLayout {
     pub min_bytes: u64,
     pub columns: Vec<Column>,
+    /// The allocations that have a band in some column, in list order.
+    pub banded: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,29 +61,34 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
         return BandLayout {
             min_bytes,
             columns: Vec::new(),
+            banded: Vec::new(),
         };
     }
     let list = &tl.allocations.list;
-    let visible: Vec<usize> = (0..list.len())
-        .filter(|&k| {
-            let al = &list[k];
-            al.size >= min_bytes && al.start < al.end && al.start < b && al.end > a
-        })
-        .collect();
+    let mut visible: Vec<usize> = Vec::new();
+    tl.overlap.for_each(list, a, b, |k, al| {
+        if al.size >= min_bytes {
+            visible.push(k)
+        }
+    });
     // Bytes of visible allocations live after each entry of [a, b), by a difference array.
     let n = b - a;
-    let mut diff = vec![0i128; n + 1];
+    // i64: bytes live at once fit it with room to spare, and this runs over every entry of the
+    // range at each zoom step (i128 doubled the memory it touches).
+    let mut diff = vec![0i64; n + 1];
     for &k in &visible {
         let al = &list[k];
-        diff[al.start.max(a) - a] += al.size as i128;
-        diff[al.end.min(b) - a] -= al.size as i128;
+        let size = i64::try_from(al.size).unwrap_or(i64::MAX);
+        diff[al.start.max(a) - a] = diff[al.start.max(a) - a].saturating_add(size);
+        diff[al.end.min(b) - a] = diff[al.end.min(b) - a].saturating_sub(size);
     }
     let mut small = Vec::with_capacity(n);
-    let mut cur = 0i128;
+    let mut cur = 0i64;
     let all = tl.allocated.values();
     for (i, d) in diff.iter().take(n).enumerate() {
-        cur += d;
-        small.push((all[a + i] as i128 - cur).max(0) as u64);
+        cur = cur.saturating_add(*d);
+        let total = i64::try_from(all[a + i]).unwrap_or(i64::MAX);
+        small.push(total.saturating_sub(cur).max(0) as u64);
     }
 
     let w = width.min(n);
@@ -119,7 +126,11 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
             summary_max: part.iter().copied().max().unwrap_or(0),
         });
     }
-    BandLayout { min_bytes, columns }
+    BandLayout {
+        min_bytes,
+        columns,
+        banded: visible,
+    }
 }
 
 /// One allocation's band across consecutive columns, for drawing as one polygon.
