@@ -71,26 +71,22 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
             visible.push(k)
         }
     });
-    // Bytes of visible allocations live after each entry of [a, b), by a difference array.
+    // What the bands leave ("small" allocations) at each entry, folded straight into each
+    // column's min and max: a sweep over the range with the banded allocations' clamped starts
+    // and ends as events. Those are few (about MAX_BANDS); the range can be the whole trace, so
+    // nothing here is sized by it (a difference array per entry was most of a wide zoom step).
     let n = b - a;
-    // i64: bytes live at once fit it with room to spare, and this runs over every entry of the
-    // range at each zoom step (i128 doubled the memory it touches).
-    let mut diff = vec![0i64; n + 1];
-    for &k in &visible {
-        let al = &list[k];
-        let size = i64::try_from(al.size).unwrap_or(i64::MAX);
-        diff[al.start.max(a) - a] = diff[al.start.max(a) - a].saturating_add(size);
-        diff[al.end.min(b) - a] = diff[al.end.min(b) - a].saturating_sub(size);
-    }
-    let mut small = Vec::with_capacity(n);
-    let mut cur = 0i64;
+    let ups: Vec<(usize, u64)> = visible
+        .iter()
+        .map(|&k| (list[k].start.max(a), list[k].size))
+        .collect();
+    let mut downs: Vec<(usize, u64)> = visible
+        .iter()
+        .map(|&k| (list[k].end.min(b), list[k].size))
+        .collect();
+    downs.sort_unstable_by_key(|d| d.0);
+    let (mut up, mut down, mut live) = (0, 0, 0i128);
     let all = tl.allocated.values();
-    for (i, d) in diff.iter().take(n).enumerate() {
-        cur = cur.saturating_add(*d);
-        let total = i64::try_from(all[a + i]).unwrap_or(i64::MAX);
-        small.push(total.saturating_sub(cur).max(0) as u64);
-    }
-
     let w = width.min(n);
     let mut columns = Vec::with_capacity(w);
     let mut next = 0;
@@ -116,14 +112,28 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
                 c
             })
             .collect();
-        let part = &small[s - a..e - a];
+        let (mut small_min, mut small_max) = (u64::MAX, 0);
+        for (i, &total) in all.iter().enumerate().take(e).skip(s) {
+            // `ups` is in start order: `visible` is in list order, and the list by start.
+            while up < ups.len() && ups[up].0 <= i {
+                live += ups[up].1 as i128;
+                up += 1;
+            }
+            while down < downs.len() && downs[down].0 <= i {
+                live -= downs[down].1 as i128;
+                down += 1;
+            }
+            let small = (total as i128 - live).max(0) as u64;
+            small_min = small_min.min(small);
+            small_max = small_max.max(small);
+        }
         columns.push(Column {
             start: s,
             end: e,
             cells,
             top: y,
-            summary_min: part.iter().copied().min().unwrap_or(0),
-            summary_max: part.iter().copied().max().unwrap_or(0),
+            summary_min: if s < e { small_min } else { 0 },
+            summary_max: small_max,
         });
     }
     BandLayout {
@@ -247,5 +257,74 @@ mod tests {
         // Column 1 is entries 3..6: B only (A freed at 3).
         assert_eq!(l.columns[1].cells.len(), 1);
         assert_eq!(min_bytes_for(&tl, 0, 6, 6), MB + 512 / 6);
+    }
+
+    /// Every column against a direct count, on a random trace of allocs and frees.
+    #[test]
+    fn columns_match_a_direct_count() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let (mut t, mut live): (Vec<_>, Vec<(u64, u64)>) = (Vec::new(), Vec::new());
+        for i in 0..400u64 {
+            if live.is_empty() || rand(3) > 0 {
+                let (addr, size) = (0x1000_0000 + i * 0x100_0000, (1 + rand(64)) * MB / 8);
+                t.push(entry(Action::Alloc, addr, size));
+                live.push((addr, size));
+            } else {
+                let (addr, size) = live.swap_remove(rand(live.len() as u64) as usize);
+                t.push(entry(Action::FreeRequested, addr, size));
+            }
+        }
+        let tl = Timeline::build(&snapshot(vec![], t), 0);
+        let list = &tl.allocations.list;
+        for (a, b, width, min_bytes) in [
+            (0, 400, 37, 2 * MB),
+            (50, 333, 500, 4 * MB),
+            (123, 124, 5, 1),
+        ] {
+            let l = layout(&tl, a, b, width, min_bytes);
+            let banded = |k: usize| {
+                let al = &list[k];
+                al.size >= min_bytes && al.start < al.end && al.start < b && al.end > a
+            };
+            let want: Vec<usize> = (0..list.len()).filter(|&k| banded(k)).collect();
+            assert_eq!(l.banded, want);
+            for c in &l.columns {
+                let smalls: Vec<u64> = (c.start..c.end)
+                    .map(|i| {
+                        let bands: u64 = want
+                            .iter()
+                            .filter(|&&k| list[k].start <= i && i < list[k].end)
+                            .map(|&k| list[k].size)
+                            .sum();
+                        tl.allocated.values()[i].saturating_sub(bands)
+                    })
+                    .collect();
+                assert_eq!(
+                    c.summary_min,
+                    *smalls.iter().min().unwrap(),
+                    "{a}..{b} column {}",
+                    c.start
+                );
+                assert_eq!(
+                    c.summary_max,
+                    *smalls.iter().max().unwrap(),
+                    "{a}..{b} column {}",
+                    c.start
+                );
+                let cells: Vec<usize> = c.cells.iter().map(|x| x.alloc).collect();
+                let in_column: Vec<usize> = want
+                    .iter()
+                    .copied()
+                    .filter(|&k| list[k].start < c.end && list[k].end > c.start)
+                    .collect();
+                assert_eq!(cells, in_column);
+            }
+        }
     }
 }
