@@ -7,7 +7,12 @@
 //! the N largest and samples). In a column an allocation is present when it is live after any
 //! entry of the column, so short-lived large allocations still show.
 
+use super::overlap::passed_budget;
 use super::timeline::Timeline;
+
+/// About how many allocations get bands (the viewer asks for about this many): how far the
+/// size order may look before a scan by start is cheaper (see `overlap`).
+const MAX_VISIBLE_HINT: usize = 2048;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -65,16 +70,14 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
         };
     }
     let list = &tl.allocations.list;
-    let mut visible: Vec<usize> = Vec::new();
-    tl.overlap.for_each(list, a, b, |k, al| {
-        if al.size >= min_bytes {
-            visible.push(k)
-        }
-    });
+    let visible = tl
+        .overlap
+        .live_at_least(list, a, b, min_bytes, passed_budget(MAX_VISIBLE_HINT));
     // What the bands leave ("small" allocations) at each entry, folded straight into each
-    // column's min and max: a sweep over the range with the banded allocations' clamped starts
-    // and ends as events. Those are few (about MAX_BANDS); the range can be the whole trace, so
-    // nothing here is sized by it (a difference array per entry was most of a wide zoom step).
+    // column's min and max: a sweep with the banded allocations' clamped starts and ends as
+    // events, reading the allocated series' min/max pyramid between them. Those are few (about
+    // MAX_BANDS); the range can be the whole trace, so nothing here is sized by it (a
+    // difference array per entry, then a walk over every entry, were most of a wide zoom step).
     let n = b - a;
     let ups: Vec<(usize, u64)> = visible
         .iter()
@@ -86,7 +89,6 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
         .collect();
     downs.sort_unstable_by_key(|d| d.0);
     let (mut up, mut down, mut live) = (0, 0, 0i128);
-    let all = tl.allocated.values();
     let w = width.min(n);
     let mut columns = Vec::with_capacity(w);
     let mut next = 0;
@@ -113,7 +115,10 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
             })
             .collect();
         let (mut small_min, mut small_max) = (u64::MAX, 0);
-        for (i, &total) in all.iter().enumerate().take(e).skip(s) {
+        // Between two events the banded bytes are constant, so the smallest and largest
+        // "small" bytes of a piece are the allocated series' min and max there, less them.
+        let mut i = s;
+        while i < e {
             // `ups` is in start order: `visible` is in list order, and the list by start.
             while up < ups.len() && ups[up].0 <= i {
                 live += ups[up].1 as i128;
@@ -123,9 +128,14 @@ pub fn layout(tl: &Timeline, a: usize, b: usize, width: usize, min_bytes: u64) -
                 live -= downs[down].1 as i128;
                 down += 1;
             }
-            let small = (total as i128 - live).max(0) as u64;
-            small_min = small_min.min(small);
-            small_max = small_max.max(small);
+            let next_up = ups.get(up).map_or(e, |u| u.0);
+            let next_down = downs.get(down).map_or(e, |d| d.0);
+            let j = next_up.min(next_down).min(e);
+            if let Some((lo, hi)) = tl.allocated.min_max(i, j) {
+                small_min = small_min.min((lo as i128 - live).max(0) as u64);
+                small_max = small_max.max((hi as i128 - live).max(0) as u64);
+            }
+            i = j;
         }
         columns.push(Column {
             start: s,

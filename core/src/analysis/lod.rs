@@ -104,6 +104,27 @@ impl Series {
         Some((lo, hi))
     }
 
+    /// The first index of `values[a..b]` holding its maximum: the maximum from the pyramid,
+    /// then a walk over 16-entry blocks to the first that reaches it (n/16 reads, not 2n).
+    pub fn first_max(&self, a: usize, b: usize) -> Option<usize> {
+        let b = b.min(self.values.len());
+        let (_, hi) = self.min_max(a, b)?;
+        let mut i = a;
+        while i < b {
+            let block = i / BASE;
+            let full = i.is_multiple_of(BASE) && i + BASE <= b;
+            if full && self.levels[0][block].1 < hi {
+                i += BASE;
+                continue;
+            }
+            if self.values[i] == hi {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+
     /// Splits `[a, b)` into at most `width` buckets of (nearly) equal entry counts and returns
     /// each non-empty bucket's min, max and last value.
     pub fn buckets(&self, a: usize, b: usize, width: usize) -> Vec<Bucket> {
@@ -152,6 +173,10 @@ mod tests {
                 assert_eq!(s.min_max(a, b), brute(&v, a, b), "{a}..{b}");
             }
         }
+        for (a, b) in [(0, 100), (3, 40), (17, 18), (50, 50)] {
+            let want = (a..b).find(|&i| Some(v[i]) == v[a..b].iter().max().copied());
+            assert_eq!(s.first_max(a, b), want, "{a}..{b}");
+        }
         let bs = s.buckets(0, 100, 7);
         assert_eq!(bs.len(), 7);
         assert_eq!(bs[0].start, 0);
@@ -176,6 +201,20 @@ mod tests {
                 prop_assert_eq!(bk.last, v[bk.end - 1]);
             }
             if a < b { prop_assert_eq!(covered, b); prop_assert!(bs.len() <= width); }
+        }
+
+        #[test]
+        fn first_max_equals_brute_force(
+            v in proptest::collection::vec(0u64..50, 0..3000),
+            a in 0usize..3000, len in 0usize..3000,
+        ) {
+            let s = Series::new(v.clone());
+            let b = (a + len).min(v.len());
+            let want = v.get(a..b).and_then(|part| {
+                let max = part.iter().max()?;
+                part.iter().position(|x| x == max).map(|i| a + i)
+            });
+            prop_assert_eq!(s.first_max(a, b), want);
         }
     }
 }

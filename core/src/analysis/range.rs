@@ -2,6 +2,7 @@
 //! the peak inside it and how much of an allocation's lifetime falls inside it.
 
 use super::intervals::Allocation;
+use super::overlap::{passed_budget, OverlapIndex};
 use super::timeline::Timeline;
 
 /// `start..end` clamped to the trace (an empty trace gives `0..0`).
@@ -13,9 +14,7 @@ pub fn clamp(tl: &Timeline, start: usize, end: usize) -> (usize, usize) {
 /// First entry of `start..end` after which allocated bytes are highest.
 pub fn peak_index_in(tl: &Timeline, start: usize, end: usize) -> Option<usize> {
     let (start, end) = clamp(tl, start, end);
-    let part = &tl.allocated.values()[start..end];
-    let max = *part.iter().max()?;
-    part.iter().position(|&v| v == max).map(|i| start + i)
+    tl.allocated.first_max(start, end)
 }
 
 /// The band threshold that draws about the `count` largest allocations live inside
@@ -28,16 +27,52 @@ pub fn min_bytes_for_count(
     count: usize,
     floor: u64,
 ) -> u64 {
-    let mut sizes: Vec<u64> = Vec::new();
-    tl.overlap
-        .for_each(&tl.allocations.list, start, end, |_, a| sizes.push(a.size));
-    let kth = if count == 0 || sizes.is_empty() {
-        u64::MAX
-    } else if sizes.len() <= count {
-        0
+    let (list, index) = (&tl.allocations.list, &tl.overlap);
+    threshold(list, index, start, end, count, floor, passed_budget(count))
+}
+
+fn threshold(
+    list: &[Allocation],
+    index: &OverlapIndex,
+    start: usize,
+    end: usize,
+    count: usize,
+    floor: u64,
+    budget: usize,
+) -> u64 {
+    if count == 0 {
+        return u64::MAX;
+    }
+    // Largest first: at a wide range the `count`-th is found after about `count` reads. As
+    // the scan by start below, a range with at most `count` allocations has no threshold.
+    let (mut seen, mut kth, mut below_floor) = (0, 0, false);
+    let fast = index.largest_first(list, start, end, budget, |_, size| {
+        seen += 1;
+        if seen > count {
+            return false;
+        }
+        kth = size;
+        // Then the `count`-th is below the floor too, or there is none: the floor it is.
+        below_floor = size < floor;
+        !below_floor
+    });
+    let kth = if fast {
+        match seen {
+            0 => u64::MAX,
+            _ if below_floor || seen <= count => 0,
+            _ => kth,
+        }
     } else {
-        let k = sizes.len() - count;
-        *sizes.select_nth_unstable(k).1
+        let mut sizes: Vec<u64> = Vec::new();
+        index.for_each(list, start, end, |_, a| sizes.push(a.size));
+        if sizes.is_empty() {
+            u64::MAX
+        } else if sizes.len() <= count {
+            0
+        } else {
+            let k = sizes.len() - count;
+            *sizes.select_nth_unstable(k).1
+        }
     };
     kth.max(floor).max(1)
 }
@@ -77,5 +112,42 @@ mod tests {
         assert_eq!(lifetime_in(second, 0, 5), 3);
         assert_eq!(lifetime_in(second, 3, 4), 1);
         assert_eq!(lifetime_in(second, 0, 2), 0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_threshold_is_the_count_th_largest_live_size_by_either_scan(
+            mut spans in proptest::collection::vec((0usize..3000, 0usize..2000, 1u64..60), 0..1500),
+            a in 0usize..5000,
+            len in 0usize..2000,
+            count in 0usize..40,
+            floor in 0u64..50,
+        ) {
+            spans.sort_by_key(|s| s.0);
+            let list: Vec<Allocation> = spans
+                .iter()
+                .map(|&(start, l, size)| lifetime(start, start + l, size))
+                .collect();
+            let b = a + len;
+            let mut sizes: Vec<u64> = list
+                .iter()
+                .filter(|al| al.start < al.end && al.start < b && al.end > a)
+                .map(|al| al.size)
+                .collect();
+            sizes.sort_unstable_by(|x, y| y.cmp(x));
+            let kth = match count {
+                0 => u64::MAX,
+                _ if sizes.is_empty() => u64::MAX,
+                // Every one gets a band.
+                _ if sizes.len() <= count => 0,
+                _ => sizes[count - 1],
+            };
+            let want = kth.max(floor).max(1);
+            let index = OverlapIndex::new(&list);
+            for budget in [0, 3, usize::MAX] {
+                let got = threshold(&list, &index, a, b, count, floor, budget);
+                proptest::prop_assert_eq!(got, want, "budget {}", budget);
+            }
+        }
     }
 }

@@ -2,11 +2,31 @@
 
 use std::sync::Arc;
 
+use super::intervals::Allocation;
+
 use crate::snapshot::{
     Action, Block, BlockState, Frame, Segment, SegmentType, Snapshot, StackId, TraceEntry,
 };
 
 pub const MB: u64 = 1 << 20;
+
+/// An allocation live after entries `start..end`, of `size` bytes (for the range indexes).
+pub fn lifetime(start: usize, end: usize, size: u64) -> Allocation {
+    Allocation {
+        addr: 0,
+        requested: size,
+        size,
+        size_exact: true,
+        new_segment: false,
+        start,
+        end,
+        alloc_index: Some(start),
+        free_requested: None,
+        free_completed: None,
+        stack: None,
+        stream: None,
+    }
+}
 
 /// A segment at `addr` with blocks `(size, state, requested)` laid out back to back.
 pub fn segment(addr: u64, blocks: &[(u64, BlockState, u64)]) -> Segment {
