@@ -166,18 +166,16 @@ impl OverlapIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::testutil::lifetime;
+    use crate::analysis::testutil::lifetimes;
     use proptest::prelude::*;
 
     proptest! {
         #[test]
         fn finds_what_a_full_scan_finds(
-            mut spans in proptest::collection::vec((0usize..5000, 0usize..3000), 0..2000),
+            list in lifetimes(5000, 3000, 1..2, 0..2000),
             a in 0usize..8000,
             len in 0usize..3000,
         ) {
-            spans.sort_by_key(|s| s.0);
-            let list: Vec<Allocation> = spans.iter().map(|&(s, l)| lifetime(s, s + l, 1)).collect();
             let b = a + len;
             let want: Vec<usize> = (0..list.len())
                 .filter(|&k| list[k].start < list[k].end && list[k].start < b && list[k].end > a)
@@ -189,15 +187,12 @@ mod tests {
 
         #[test]
         fn the_size_order_finds_what_a_full_scan_finds(
-            mut spans in proptest::collection::vec((0usize..5000, 0usize..3000, 0u64..40), 0..2000),
+            list in lifetimes(5000, 3000, 0..40, 0..2000),
             a in 0usize..8000,
             len in 0usize..3000,
             min_size in 0u64..45,
             budget in prop_oneof![Just(0usize), 0usize..50, Just(usize::MAX)],
         ) {
-            spans.sort_by_key(|s| s.0);
-            let list: Vec<Allocation> =
-                spans.iter().map(|&(s, l, size)| lifetime(s, s + l, size)).collect();
             let b = a + len;
             let live = |k: usize| list[k].start < list[k].end && list[k].start < b && list[k].end > a;
             let want: Vec<usize> =

@@ -195,23 +195,7 @@ pub fn plan(allocs: &Allocations, sizes: PlanSizes) -> Plan {
 mod tests {
     use super::*;
     use crate::analysis::intervals::Allocation;
-
-    fn al(start: usize, end: usize, size: u64) -> Allocation {
-        Allocation {
-            addr: 0,
-            requested: size,
-            size,
-            size_exact: true,
-            new_segment: false,
-            start,
-            end,
-            alloc_index: Some(start),
-            free_requested: None,
-            free_completed: None,
-            stack: None,
-            stream: None,
-        }
-    }
+    use crate::analysis::testutil::lifetime as al;
 
     fn check(a: &Allocations, p: &Plan) {
         let sizes: Vec<u64> = a

@@ -117,17 +117,12 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn the_threshold_is_the_count_th_largest_live_size_by_either_scan(
-            mut spans in proptest::collection::vec((0usize..3000, 0usize..2000, 1u64..60), 0..1500),
+            list in lifetimes(3000, 2000, 1..60, 0..1500),
             a in 0usize..5000,
             len in 0usize..2000,
             count in 0usize..40,
             floor in 0u64..50,
         ) {
-            spans.sort_by_key(|s| s.0);
-            let list: Vec<Allocation> = spans
-                .iter()
-                .map(|&(start, l, size)| lifetime(start, start + l, size))
-                .collect();
             let b = a + len;
             let mut sizes: Vec<u64> = list
                 .iter()

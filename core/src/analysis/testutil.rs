@@ -28,6 +28,24 @@ pub fn lifetime(start: usize, end: usize, size: u64) -> Allocation {
     }
 }
 
+/// Random allocations for the range indexes' proptests, ordered by start as
+/// `intervals::allocations` lists them: starts below `starts`, lifetimes below `lengths`.
+pub fn lifetimes(
+    starts: usize,
+    lengths: usize,
+    sizes: std::ops::Range<u64>,
+    count: std::ops::Range<usize>,
+) -> impl proptest::strategy::Strategy<Value = Vec<Allocation>> {
+    use proptest::strategy::Strategy;
+    proptest::collection::vec((0..starts, 0..lengths, sizes), count).prop_map(|mut spans| {
+        spans.sort_by_key(|s| s.0);
+        spans
+            .into_iter()
+            .map(|(s, l, size)| lifetime(s, s + l, size))
+            .collect()
+    })
+}
+
 /// A segment at `addr` with blocks `(size, state, requested)` laid out back to back.
 pub fn segment(addr: u64, blocks: &[(u64, BlockState, u64)]) -> Segment {
     let mut a = addr;
