@@ -73,35 +73,46 @@ pub const ALTERNATION_THRESHOLD: usize = 3;
 /// Large sizes considered for pairs (the most frequent ones).
 const TOP_SIZES: usize = 8;
 
-/// Allocations of size `a` or `b` that needed a new segment, not counting each size's first.
-fn count_misses(seq: &[&Allocation], a: u64, b: u64) -> usize {
-    let (mut seen_a, mut seen_b, mut n) = (false, false, 0);
-    for x in seq.iter().filter(|x| x.size == a || x.size == b) {
-        let seen = if x.size == a {
-            &mut seen_a
+/// A large traced allocation of one of the top sizes, as the pair scans read it (packed, so
+/// the 28 pair scans do not each walk every allocation: they were 80% of `churn` at 1M entries,
+/// and `churn` most of the diagnostics panel's request; perf).
+#[derive(Debug, Clone, Copy)]
+struct Item {
+    /// Position in the list of allocations (the scans' order).
+    order: usize,
+    start: usize,
+    end: usize,
+    new_segment: bool,
+}
+
+/// For the allocations of two sizes, in list order (`x` holds one size's, `y` the other's):
+/// the alternations (a switch of size with the previous one freed before it starts) and the
+/// misses (allocations that needed a new segment, not counting each size's first).
+fn pair_counts(x: &[Item], y: &[Item]) -> (usize, usize) {
+    let (mut i, mut j) = (0, 0);
+    let mut prev: Option<(bool, usize)> = None;
+    let (mut seen, mut alternations, mut misses) = ([false; 2], 0, 0);
+    while i < x.len() || j < y.len() {
+        let from_y = i == x.len() || (j < y.len() && y[j].order < x[i].order);
+        let item = if from_y { y[j] } else { x[i] };
+        if from_y {
+            j += 1;
         } else {
-            &mut seen_b
-        };
-        if *seen && x.new_segment {
-            n += 1;
+            i += 1;
+        }
+        if let Some((prev_y, prev_end)) = prev {
+            if prev_y != from_y && prev_end <= item.start {
+                alternations += 1;
+            }
+        }
+        prev = Some((from_y, item.end));
+        let seen = &mut seen[from_y as usize];
+        if *seen && item.new_segment {
+            misses += 1;
         }
         *seen = true;
     }
-    n
-}
-
-fn count_alternations(seq: &[&Allocation], a: u64, b: u64) -> usize {
-    let mut prev: Option<&Allocation> = None;
-    let mut n = 0;
-    for x in seq.iter().filter(|x| x.size == a || x.size == b) {
-        if let Some(p) = prev {
-            if p.size != x.size && p.end <= x.start {
-                n += 1;
-            }
-        }
-        prev = Some(x);
-    }
-    n
+    (alternations, misses)
 }
 
 pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Churn {
@@ -162,26 +173,31 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
     let peak_live = peak_live as u64;
     let bytes_allocated: u64 = traced.iter().map(|a| a.size).sum();
 
-    let large: Vec<&Allocation> = traced
-        .iter()
-        .copied()
-        .filter(|a| a.size > SMALL_SIZE)
-        .collect();
     let top: Vec<&SizeStat> = sizes
         .iter()
         .filter(|s| s.size > SMALL_SIZE && s.allocs >= 2)
         .take(TOP_SIZES)
         .collect();
+    let mut items: Vec<Vec<Item>> = vec![Vec::new(); top.len()];
+    for (order, a) in traced.iter().enumerate() {
+        if let Some(k) = top.iter().position(|s| s.size == a.size) {
+            items[k].push(Item {
+                order,
+                start: a.start,
+                end: a.end,
+                new_segment: a.new_segment,
+            });
+        }
+    }
     // The costliest pair: most new segments, then most alternations.
     let mut best: Option<(usize, usize, u64, u64)> = None;
     for (i, x) in top.iter().enumerate() {
-        for y in &top[i + 1..] {
+        for (j, y) in top.iter().enumerate().skip(i + 1) {
             let (a, b) = (x.size.min(y.size), x.size.max(y.size));
-            let n = count_alternations(&large, a, b);
+            let (n, m) = pair_counts(&items[i], &items[j]);
             if n < ALTERNATION_THRESHOLD {
                 continue;
             }
-            let m = count_misses(&large, a, b);
             if m > 0 && best.is_none_or(|(bm, bn, _, _)| (m, n) > (bm, bn)) {
                 best = Some((m, n, a, b));
             }
@@ -256,6 +272,69 @@ mod tests {
     use super::*;
     use crate::analysis::intervals::allocations;
     use crate::analysis::testutil::*;
+    use proptest::prelude::*;
+
+    // The direct definitions, against which the packed pair scan is checked.
+    /// Allocations of size `a` or `b` that needed a new segment, not counting each size's first.
+    fn count_misses(seq: &[&Allocation], a: u64, b: u64) -> usize {
+        let (mut seen_a, mut seen_b, mut n) = (false, false, 0);
+        for x in seq.iter().filter(|x| x.size == a || x.size == b) {
+            let seen = if x.size == a {
+                &mut seen_a
+            } else {
+                &mut seen_b
+            };
+            if *seen && x.new_segment {
+                n += 1;
+            }
+            *seen = true;
+        }
+        n
+    }
+
+    fn count_alternations(seq: &[&Allocation], a: u64, b: u64) -> usize {
+        let mut prev: Option<&Allocation> = None;
+        let mut n = 0;
+        for x in seq.iter().filter(|x| x.size == a || x.size == b) {
+            if let Some(p) = prev {
+                if p.size != x.size && p.end <= x.start {
+                    n += 1;
+                }
+            }
+            prev = Some(x);
+        }
+        n
+    }
+
+    proptest! {
+        #[test]
+        fn pair_counts_equal_the_direct_definitions(
+            spans in proptest::collection::vec((0usize..400, 0usize..60, 0u64..4, any::<bool>()), 0..300),
+        ) {
+            // Sizes 0..4 stand for four large sizes; the pair is sizes 1 and 2.
+            let mut list: Vec<Allocation> = spans
+                .iter()
+                .map(|&(s, l, size, new_segment)| Allocation {
+                    new_segment,
+                    ..lifetime(s, s + l, size)
+                })
+                .collect();
+            list.sort_by_key(|a| a.start);
+            let refs: Vec<&Allocation> = list.iter().collect();
+            let item = |(order, a): (usize, &Allocation)| Item {
+                order,
+                start: a.start,
+                end: a.end,
+                new_segment: a.new_segment,
+            };
+            let of = |size: u64| -> Vec<Item> {
+                list.iter().enumerate().filter(|(_, a)| a.size == size).map(item).collect()
+            };
+            let want = (count_alternations(&refs, 1, 2), count_misses(&refs, 1, 2));
+            prop_assert_eq!(pair_counts(&of(1), &of(2)), want);
+            prop_assert_eq!(pair_counts(&of(2), &of(1)), want);
+        }
+    }
 
     #[test]
     fn detects_alternation() {
