@@ -85,6 +85,17 @@ struct Item {
     new_segment: bool,
 }
 
+impl Item {
+    fn of(order: usize, a: &Allocation) -> Item {
+        Item {
+            order,
+            start: a.start,
+            end: a.end,
+            new_segment: a.new_segment,
+        }
+    }
+}
+
 /// For the allocations of two sizes, in list order (`x` holds one size's, `y` the other's):
 /// the alternations (a switch of size with the previous one freed before it starts) and the
 /// misses (allocations that needed a new segment, not counting each size's first).
@@ -181,12 +192,7 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
     let mut items: Vec<Vec<Item>> = vec![Vec::new(); top.len()];
     for (order, a) in traced.iter().enumerate() {
         if let Some(k) = top.iter().position(|s| s.size == a.size) {
-            items[k].push(Item {
-                order,
-                start: a.start,
-                end: a.end,
-                new_segment: a.new_segment,
-            });
+            items[k].push(Item::of(order, a));
         }
     }
     // The costliest pair: most new segments, then most alternations.
@@ -321,14 +327,12 @@ mod tests {
                 .collect();
             list.sort_by_key(|a| a.start);
             let refs: Vec<&Allocation> = list.iter().collect();
-            let item = |(order, a): (usize, &Allocation)| Item {
-                order,
-                start: a.start,
-                end: a.end,
-                new_segment: a.new_segment,
-            };
             let of = |size: u64| -> Vec<Item> {
-                list.iter().enumerate().filter(|(_, a)| a.size == size).map(item).collect()
+                list.iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.size == size)
+                    .map(|(order, a)| Item::of(order, a))
+                    .collect()
             };
             let want = (count_alternations(&refs, 1, 2), count_misses(&refs, 1, 2));
             prop_assert_eq!(pair_counts(&of(1), &of(2)), want);
