@@ -2,8 +2,8 @@
 //! range's peak) or bytes × entries lived inside the range, by stack; torch internals, the
 //! standard library and native frames hidden unless all frames are asked for.
 
-use memsnap_core::analysis::flamegraph::{flamegraph_by, Node};
-use memsnap_core::analysis::frames::{is_internal, is_omitted};
+use memsnap_core::analysis::flamegraph::{flamegraph_by, live_weight, Node};
+use memsnap_core::analysis::frames::is_hidden;
 use memsnap_core::analysis::intervals::Allocation;
 use memsnap_core::analysis::range::{clamp, lifetime_in, peak_index_in};
 use memsnap_core::snapshot::{Frame, Snapshot};
@@ -21,7 +21,7 @@ pub fn flame_view(snap: &Snapshot, cache: &mut Analyses, req: &FlameRequest) -> 
     let tl = cache.timeline(snap, req.device);
     let (a, b) = clamp(tl, to_usize(req.range.start), to_usize(req.range.end));
     let all = req.all_frames;
-    let keep = |f: &Frame| all || !(is_internal(f) || is_omitted(f));
+    let keep = |f: &Frame| all || !is_hidden(f);
     let trace_len = tl.allocations.trace_len;
     let (root, point) = match req.measure {
         FlameMeasure::LiveAt(at) => {
@@ -30,11 +30,7 @@ pub fn flame_view(snap: &Snapshot, cache: &mut Analyses, req: &FlameRequest) -> 
                 _ => peak_index_in(tl, a, b),
             };
             // Without a trace: what the dump holds.
-            let weight = |al: &Allocation| match point {
-                Some(i) if al.is_live_after(i) => al.size,
-                None if al.end == trace_len => al.size,
-                _ => 0,
-            };
+            let weight = |al: &Allocation| live_weight(al, point, trace_len);
             (
                 flamegraph_by(snap, &tl.allocations.list, weight, keep),
                 point,

@@ -2,16 +2,12 @@
 //! total free, churn verdict, pinning blocks, top frames at the peak, ranked fixes, and the
 //! file's settings as the `PYTORCH_CUDA_ALLOC_CONF` string that reproduces them.
 //!
-//! Not `diagnose_with` itself: it also runs the offline planner, which the panel does not show
-//! (the what-if view asks for it) and which took minutes at a million entries, holding up every
-//! request queued behind it in the worker (page benchmark, issue 6).
+//! `diagnose_unplanned`, the call `memsnap diagnose` makes too: not `diagnose_with`, which also
+//! runs the offline planner, which the panel does not show (the what-if view asks for it) and
+//! which took minutes at a million entries, holding up every request queued behind it in the
+//! worker (page benchmark, issue 6).
 
-use memsnap_core::analysis::anomalies::anomalies;
-use memsnap_core::analysis::churn::churn;
-use memsnap_core::analysis::fixes::{fixes, Inputs};
-use memsnap_core::analysis::fragmentation::fragmentation;
-use memsnap_core::analysis::peak::peak;
-use memsnap_core::analysis::pinning::pinning;
+use memsnap_core::analysis::diagnosis::diagnose_unplanned;
 use memsnap_core::analysis::replay::file_config;
 use memsnap_core::snapshot::Snapshot;
 
@@ -25,28 +21,16 @@ const PEAK_FRAMES: usize = 8;
 
 pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> InsightsView {
     let tl = cache.timeline(snap, device);
-    let index = trace_index(device);
-    let settings = snap.allocator_settings.as_ref();
-    let fragmentation = fragmentation(snap, index);
-    let churn = churn(&tl.allocations, settings);
-    let pinning = pinning(snap, index, Some(&tl.allocations));
-    let peak = peak(snap, tl);
-    let anomalies = anomalies(snap, index, tl);
-    let has_trace = !tl.is_empty();
-    let sizes: Vec<u64> = tl
-        .allocations
-        .list
-        .iter()
-        .filter(|a| a.alloc_index.is_some())
-        .map(|a| a.size)
-        .collect();
-    let fixes = fixes(&Inputs {
-        fragmentation: &fragmentation,
-        churn: has_trace.then_some(&churn),
-        pinning: &pinning,
-        settings,
-        large_request_sizes: &sizes,
-    });
+    let d = diagnose_unplanned(snap, trace_index(device), tl);
+    let (fragmentation, churn, pinning, peak, anomalies, fixes) = (
+        d.fragmentation,
+        d.churn,
+        d.pinning,
+        d.peak,
+        d.anomalies,
+        d.fixes,
+    );
+    let has_trace = d.has_trace;
     let (config, settings_error) = match file_config(snap) {
         Ok(c) => (c, None),
         Err(e) => (Default::default(), Some(e.to_string())),

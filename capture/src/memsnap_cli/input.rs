@@ -3,7 +3,9 @@
 use std::io::Read;
 use std::path::Path;
 
-use memsnap_core::snapshot::{read, validate, Snapshot};
+use memsnap_core::snapshot::{read_with_progress, validate, Snapshot};
+
+use super::progress::Reading;
 
 /// Largest input read (the reader's gzip bound is the same).
 const MAX_INPUT: u64 = 4 << 30;
@@ -93,11 +95,41 @@ pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
 
 /// Reads and parses the snapshot at `path` (`-` = stdin). Inconsistencies that do not stop
 /// reading (`validate`) go to stderr as `memsnap: warning: <file>: ...` lines.
+/// A terminal gets a progress bar on stderr while a large file is parsed.
 pub fn load(path: &str) -> Result<Snapshot, CliError> {
     let data = bytes(path)?;
-    let snap = read(&data).map_err(|e| CliError::new(display_name(path), e))?;
+    let mut bar = Reading::new(data.len() as u64, display_name(path));
+    let snap = read_with_progress(&data, &mut |done| bar.set(done))
+        .map_err(|e| CliError::new(display_name(path), e))?;
+    drop(bar);
     for w in validate(&snap) {
         eprintln!("memsnap: warning: {}: {w}", display_name(path));
     }
     Ok(snap)
+}
+
+/// The devices a command looks at: `--device N` (which must be in the file), or every device
+/// of the file. Devices are the file's segment `device` keys and trace indices.
+pub fn devices(path: &str, snap: &Snapshot, asked: Option<usize>) -> Result<Vec<usize>, CliError> {
+    let all: Vec<usize> = snap
+        .devices()
+        .into_iter()
+        .filter_map(|d| usize::try_from(d).ok())
+        .collect();
+    match asked {
+        None => Ok(all),
+        Some(d) if all.contains(&d) => Ok(vec![d]),
+        Some(d) => {
+            let have: Vec<String> = all.iter().map(|d| d.to_string()).collect();
+            let have = if have.is_empty() {
+                "none".to_string()
+            } else {
+                have.join(", ")
+            };
+            Err(CliError::new(
+                display_name(path),
+                format!("no device {d} in this file (devices: {have})"),
+            ))
+        }
+    }
 }

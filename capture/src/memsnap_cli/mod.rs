@@ -6,6 +6,9 @@
 
 mod format;
 mod input;
+mod limits;
+mod progress;
+mod style;
 
 use std::process::ExitCode;
 
@@ -44,6 +47,14 @@ subcommands! {
     Trace => trace,
     /// Replay the trace through the allocator model: fidelity, or what-if with --set KEY=VALUE.
     Replay => replay,
+    /// The page's diagnostics: fragmentation, churn, pinning, the peak by frame, ranked fixes.
+    Diagnose => diagnose,
+    /// Two snapshots of one program side by side: what grew and shrank, by frame.
+    Compare => compare,
+    /// Exit 1 when a limit is exceeded (peak, reserved, fragmentation, growth): for CI.
+    Check => check,
+    /// Folded stacks (`frame;frame;frame bytes`) for flamegraph.pl, inferno and speedscope.
+    Flame => flame,
 }
 
 #[derive(Parser, Debug)]

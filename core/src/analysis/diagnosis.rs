@@ -49,6 +49,16 @@ impl From<&Plan> for PlanSummary {
 
 /// Runs the analyses for `device` over an already built timeline.
 pub fn diagnose_with(snap: &Snapshot, device: usize, tl: &Timeline) -> Diagnosis {
+    let mut d = diagnose_unplanned(snap, device, tl);
+    d.plan = d
+        .has_trace
+        .then(|| PlanSummary::from(&plan(&tl.allocations, PlanSizes::Block)));
+    d
+}
+
+/// Everything but the planned lower bound (`plan` is `None`): the page's diagnostics panel,
+/// which leaves the planner to the what-if view (it took minutes at a million entries).
+pub fn diagnose_unplanned(snap: &Snapshot, device: usize, tl: &Timeline) -> Diagnosis {
     let settings = snap.allocator_settings.as_ref();
     let fragmentation = fragmentation(snap, device);
     let churn = churn(&tl.allocations, settings);
@@ -56,7 +66,6 @@ pub fn diagnose_with(snap: &Snapshot, device: usize, tl: &Timeline) -> Diagnosis
     let peak = peak(snap, tl);
     let anomalies = anomalies(snap, device, tl);
     let has_trace = !tl.is_empty();
-    let plan = has_trace.then(|| PlanSummary::from(&plan(&tl.allocations, PlanSizes::Block)));
     let sizes: Vec<u64> = tl
         .allocations
         .list
@@ -80,7 +89,7 @@ pub fn diagnose_with(snap: &Snapshot, device: usize, tl: &Timeline) -> Diagnosis
         pinning,
         peak,
         anomalies,
-        plan,
+        plan: None,
         fixes,
     }
 }
@@ -107,7 +116,11 @@ mod tests {
             0x1000_0000,
             &[(MB, ActiveAllocated, MB), (19 * MB, Inactive, 0)],
         )];
-        let d = diagnose(&snapshot(segs, t), 0);
+        let snap = snapshot(segs, t);
+        let d = diagnose(&snap, 0);
+        let unplanned = diagnose_unplanned(&snap, 0, &Timeline::build(&snap, 0));
+        assert!(unplanned.plan.is_none());
+        assert_eq!(unplanned.fixes, d.fixes);
         assert!(d.has_trace);
         assert_eq!(d.timeline.peak_allocated, 50 * MB);
         assert_eq!(d.peak.allocated, 50 * MB);

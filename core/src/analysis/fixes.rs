@@ -234,6 +234,60 @@ pub fn fixes(inp: &Inputs) -> Vec<Fix> {
     out
 }
 
+const CONF_PREFIX: &str = "PYTORCH_CUDA_ALLOC_CONF=";
+
+/// `a:1,b:[1:2,>:4]` -> `a:1`, `b:[1:2,>:4]`: commas inside brackets are a value's own.
+fn top_level_items(conf: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in conf.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&conf[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&conf[start..]);
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// The `PYTORCH_CUDA_ALLOC_CONF` line to try: the file's own settings (`current`, as
+/// `Config::to_conf_string` writes them, "" for defaults) with every ranked fix's allocator key
+/// set, except `max_split_size_mb` beside `expandable_segments` (growable segments are not
+/// carved, so the limit would only cost `cudaMalloc` calls). `None` when no fix sets a key.
+pub fn conf_to_try(current: &str, fixes: &[Fix]) -> Option<String> {
+    let keys: Vec<(&str, &str)> = fixes
+        .iter()
+        .filter_map(|f| f.setting.strip_prefix(CONF_PREFIX))
+        .filter_map(|kv| kv.split_once(':'))
+        .collect();
+    let expandable = keys.iter().any(|(k, _)| *k == "expandable_segments");
+    let mut parts: Vec<(String, String)> = top_level_items(current)
+        .into_iter()
+        .filter_map(|kv| kv.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mut changed = false;
+    for (k, v) in keys {
+        if expandable && k == "max_split_size_mb" {
+            continue;
+        }
+        changed = true;
+        match parts.iter_mut().find(|(pk, _)| pk == k) {
+            Some(p) => p.1 = v.to_string(),
+            None => parts.push((k.to_string(), v.to_string())),
+        }
+    }
+    changed.then(|| {
+        let kv: Vec<String> = parts.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+        format!("{CONF_PREFIX}{}", kv.join(","))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +339,17 @@ mod tests {
                 "torch.cuda.empty_cache()",
             ]
         );
+        // The file's own setting kept, expandable segments and the GC threshold added, no
+        // split limit beside expandable segments.
+        assert_eq!(
+            conf_to_try("roundup_power2_divisions:[1:4,>:8],max_split_size_mb:200", &fx).as_deref(),
+            Some("PYTORCH_CUDA_ALLOC_CONF=roundup_power2_divisions:[1:4,>:8],max_split_size_mb:200,expandable_segments:True,garbage_collection_threshold:0.8")
+        );
+        assert_eq!(
+            conf_to_try("", &fx[3..]).as_deref(),
+            Some("PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:50")
+        );
+        assert_eq!(conf_to_try("expandable_segments:True", &fx[4..]), None);
         // 96 MiB free, largest hole 20 MiB.
         assert_eq!(fx[0].estimated_saving, Some(76 * MB));
         assert_eq!(fx[1].estimated_saving, Some(20 * MB));

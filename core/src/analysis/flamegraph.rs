@@ -42,6 +42,9 @@ impl Default for Options {
 }
 
 const NO_STACK: &str = "<no stack>";
+/// Where an allocation goes whose every frame the filter dropped: under the root, its bytes
+/// would have no frame (and folded stacks, which have no line for the root, would lose them).
+pub const ALL_HIDDEN: &str = "<hidden frames only>";
 
 #[derive(Default)]
 struct Builder {
@@ -90,29 +93,28 @@ pub fn flamegraph(snap: &Snapshot, tl: &Timeline, opts: Options) -> Node {
     let weight = |a: &Allocation| -> u64 {
         match opts.measure {
             Measure::BytesTimesLifetime => a.size.saturating_mul(a.lifetime()),
-            Measure::LiveAt(_) => match point {
-                Some(i) => {
-                    if a.is_live_after(i) {
-                        a.size
-                    } else {
-                        0
-                    }
-                }
-                // No trace: what the dump holds.
-                None => {
-                    if a.end == trace_len {
-                        a.size
-                    } else {
-                        0
-                    }
-                }
-            },
+            // No trace (no point): what the dump holds.
+            Measure::LiveAt(_) => live_weight(a, point, trace_len),
         }
     };
     let filter = opts.filter;
     flamegraph_by(snap, &tl.allocations.list, weight, |f| {
         !filter || !is_omitted(f)
     })
+}
+
+/// An allocation's live bytes after entry `point`, or at the dump when `point` is `None`
+/// (`trace_len`: the timeline's trace length): the flame graph's weight at a point.
+pub fn live_weight(a: &Allocation, point: Option<usize>, trace_len: usize) -> u64 {
+    let live = match point {
+        Some(i) => a.is_live_after(i),
+        None => a.end == trace_len,
+    };
+    if live {
+        a.size
+    } else {
+        0
+    }
 }
 
 /// The tree over `allocations`, each weighing `weight` (0: left out), keeping only the frames
@@ -145,6 +147,10 @@ pub fn flamegraph_by(
                         continue;
                     }
                     at = b.child(at, format(frame));
+                    b.values[at] += w;
+                }
+                if at == root {
+                    at = b.child(at, ALL_HIDDEN.to_string());
                     b.values[at] += w;
                 }
             }
@@ -205,6 +211,12 @@ mod tests {
         assert_eq!(main.children[0].name, "/p/m.py:5:f");
         // The unwind frame is filtered out.
         assert!(main.children[0].children.is_empty());
+        // Folded stacks account for every byte.
+        let sum: u64 = folded(&g)
+            .iter()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(sum, g.value);
         assert_eq!(g.children[1].name, "<no stack>");
         let unfiltered = flamegraph(
             &snap,
@@ -228,5 +240,23 @@ mod tests {
         let lines = folded(&g);
         assert!(lines.contains(&"/p/t.py:1:main;/p/m.py:5:f 4096".to_string()));
         assert!(lines.contains(&"<no stack> 512".to_string()));
+    }
+
+    #[test]
+    fn stacks_of_hidden_frames_only_keep_their_bytes() {
+        let mut snap = snapshot(vec![], vec![]);
+        let hidden = stack(&mut snap, &[("??", 0, "torch::unwind::unwind()")]);
+        let user = stack(&mut snap, &[("/p/m.py", 5, "f")]);
+        let t = vec![
+            with_stack(entry(Action::Alloc, 0x1000, 4096), hidden),
+            with_stack(entry(Action::Alloc, 0x2000, 1024), user),
+        ];
+        snap.device_traces = Some(vec![t]);
+        let tl = Timeline::build(&snap, 0);
+        let g = flamegraph(&snap, &tl, Options::default());
+        assert_eq!(
+            folded(&g),
+            vec![format!("{ALL_HIDDEN} 4096"), "/p/m.py:5:f 1024".to_string()]
+        );
     }
 }

@@ -119,6 +119,12 @@ pub fn is_internal(frame: &Frame) -> bool {
     )
 }
 
+/// Frames a flame graph leaves out unless all frames are asked for: internals (torch, the
+/// standard library, native code) and the capture machinery MemoryViz.js omits.
+pub fn is_hidden(frame: &Frame) -> bool {
+    is_internal(frame) || is_omitted(frame)
+}
+
 /// The innermost user frame of a stack; when the stack has none, the innermost library frame
 /// (code the user called into that is still not torch). Index into the stack's frame list.
 pub fn top_user_frame(stacks: &Stacks, stack: StackId) -> Option<usize> {
@@ -128,6 +134,29 @@ pub fn top_user_frame(stacks: &Stacks, stack: StackId) -> Option<usize> {
         .iter()
         .position(|k| *k == FrameKind::User)
         .or_else(|| kinds.iter().position(|k| *k == FrameKind::Library))
+}
+
+/// Native frames of the allocation path itself, the same in every stack: a label skips them to
+/// name the operator that allocated.
+const ALLOCATION_PATH: &[&str] = &["c10::", "at::detail::", "empty", "Allocator", "TensorBase"];
+
+/// `file:line:name` of the innermost user (or library) frame; without one, the innermost
+/// Python frame (torch's), then the innermost native frame past the allocation path, then the
+/// innermost frame the capture machinery did not add. The one-line name rows show for a stack.
+pub fn label(stacks: &Stacks, stack: Option<StackId>) -> String {
+    let Some(s) = stack.filter(|s| (s.0 as usize) < stacks.stack_count()) else {
+        return "<no stack>".into();
+    };
+    if let Some(k) = top_user_frame(stacks, s) {
+        return format(stacks.frame(stacks.stack(s)[k]));
+    }
+    let visible = || stacks.frames_of(s).filter(|f| !is_omitted(f));
+    visible()
+        .find(|f| kind(f) != FrameKind::Native)
+        .or_else(|| visible().find(|f| !ALLOCATION_PATH.iter().any(|p| f.name.contains(p))))
+        .or_else(|| visible().next())
+        .map(|f| format!("{} (no user frame)", format(f)))
+        .unwrap_or_else(|| "<empty stack>".into())
 }
 
 /// `file:line:name`, as MemoryViz.js prints a frame.

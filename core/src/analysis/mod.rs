@@ -4,6 +4,7 @@ mod addr_map;
 pub mod anomalies;
 pub mod bands;
 pub mod churn;
+pub mod compare;
 pub mod diagnosis;
 pub mod fixes;
 pub mod flamegraph;
