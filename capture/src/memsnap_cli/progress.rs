@@ -18,11 +18,15 @@ pub struct Reading {
 }
 
 impl Reading {
-    /// A bar for reading `total` bytes of `label`.
-    pub fn new(total: u64, label: &str) -> Reading {
+    /// A bar for reading `total` bytes of the file `path` (named by its last component, so the
+    /// bar fits a line).
+    pub fn new(total: u64, path: &str) -> Reading {
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or(path.into(), |n| n.to_string_lossy());
         Reading {
             total,
-            label: label.to_string(),
+            label: name.into_owned(),
             started: Instant::now(),
             bar: None,
             enabled: std::io::stderr().is_terminal(),
