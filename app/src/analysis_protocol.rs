@@ -358,3 +358,24 @@ pub struct StackView {
     pub stack: u32,
     pub frames: Vec<String>,
 }
+
+/// Two files of one program, before and after (core `compare::compare`, as `memsnap compare`
+/// computes it): both files' numbers, and the first rows of each list with their full counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareView {
+    pub before_name: String,
+    pub device: i64,
+    pub before: memsnap_core::analysis::compare::Side,
+    pub after: memsnap_core::analysis::compare::Side,
+    /// Largest change first.
+    pub frames: Vec<memsnap_core::analysis::compare::FrameChange>,
+    pub frames_total: u64,
+    /// Stacks AFTER allocates from that BEFORE never did: name, bytes and count at AFTER's peak.
+    pub new_stacks: Vec<GroupVm>,
+    pub new_stacks_total: u64,
+    pub new_stacks_bytes: u64,
+    pub segments_added: u64,
+    pub segments_added_bytes: u64,
+    pub segments_removed: u64,
+    pub segments_removed_bytes: u64,
+}

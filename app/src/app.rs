@@ -7,8 +7,8 @@ use wasm_bindgen::JsCast;
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
-    Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel, RankCompare, RankPeaks,
-    RankPicker, SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
+    Anomalies, BeforeAfter, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel,
+    RankCompare, RankPeaks, RankPicker, SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
 };
 
 #[component]
@@ -58,6 +58,7 @@ pub fn App() -> impl IntoView {
                 <DevicePicker/>
                 <Diagnostics/>
                 <Insights/>
+                <BeforeAfter/>
             </aside>
             <main class="views">
                 <Timeline/>

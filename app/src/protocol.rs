@@ -9,8 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis_protocol::{
-    AllocationView, AnomaliesView, EntryRange, FlameRequest, FlameView, InsightsView, StackView,
-    StateAtView, TimelineRequest, TimelineView, WhatIfRequest, WhatIfView,
+    AllocationView, AnomaliesView, CompareView, EntryRange, FlameRequest, FlameView, InsightsView,
+    StackView, StateAtView, TimelineRequest, TimelineView, WhatIfRequest, WhatIfView,
 };
 
 /// Matches a response to its request; 0 is the worker's unsolicited `Ready`.
@@ -68,6 +68,13 @@ pub enum Request {
     Stack {
         stack: u32,
     },
+    /// Compare the `File` sent alongside (BEFORE) with the open snapshot (AFTER) on `device`;
+    /// the file is parsed for this answer and dropped, the open snapshot stays open.
+    CompareWith {
+        name: String,
+        size: u64,
+        device: i64,
+    },
 }
 
 impl Request {
@@ -86,6 +93,7 @@ impl Request {
             Request::Anomalies { .. } => "Anomalies",
             Request::Insights { .. } => "Insights",
             Request::Stack { .. } => "Stack",
+            Request::CompareWith { .. } => "CompareWith",
         }
     }
 }
@@ -107,6 +115,7 @@ pub enum Response {
     Anomalies(AnomaliesView),
     Insights(InsightsView),
     Stack(StackView),
+    Compare(CompareView),
     /// The request could not be answered; `message` says why (for opens: the reader's error).
     Failed {
         message: String,

@@ -287,6 +287,18 @@ fn compare_inference_with_training_names_the_frames_that_grew() {
     );
     let text = stdout_of(&["compare", path_str(&inf), path_str(&train)]);
     assert!(text.contains(grown[0]), "text names {}", grown[0]);
+
+    // The page's before/after panel answers with the same comparison.
+    let page = memsnap_app::viewmodel::compare_view(&a, &b, "before", 0);
+    assert_eq!(c["before"], via_text(&page.before));
+    assert_eq!(c["after"], via_text(&page.after));
+    let n = memsnap_app::viewmodel::COMPARE_ROWS.min(frames.len());
+    assert_eq!(Value::from(frames[..n].to_vec()), via_text(&page.frames));
+    assert_eq!(page.frames_total as usize, frames.len());
+    assert_eq!(
+        c["segments_added"].as_array().map(Vec::len),
+        Some(page.segments_added as usize)
+    );
     eprintln!("{text}");
 }
 

@@ -5,6 +5,7 @@ mod allocation;
 mod analysis;
 mod anomalies;
 mod cache;
+mod compare;
 mod diagnostics;
 mod flame;
 mod insights;
@@ -18,6 +19,7 @@ mod whatif;
 
 pub use analysis::answer_analysis;
 pub use cache::Analyses;
+pub use compare::{compare_view, COMPARE_ROWS};
 pub use diagnostics::diagnostics_view;
 pub use segments::{segments_view, segments_view_of};
 pub use summary::file_summary;

@@ -2,6 +2,7 @@
 
 pub mod analysis_state;
 mod anomalies;
+mod before_after;
 mod devices;
 mod diagnostics;
 mod flamegraph;
@@ -25,6 +26,7 @@ pub use segments::SegmentView;
 pub use stack::StackPanel;
 // The analysis views.
 pub use anomalies::Anomalies;
+pub use before_after::BeforeAfter;
 pub use flamegraph::FlameGraph;
 pub use insights::Insights;
 pub use state_slider::StateSlider;

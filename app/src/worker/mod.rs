@@ -16,7 +16,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::perf;
 use crate::protocol::{decode, encode, Envelope, Progress, Request, RequestId, Response, Stage};
-use crate::viewmodel::{answer, file_summary, Analyses};
+use crate::viewmodel::{answer, compare_view, file_summary, Analyses};
 
 thread_local! {
     /// The open snapshot. A failed open leaves it as it was.
@@ -102,6 +102,27 @@ fn on_message(event: MessageEvent) {
                 Err(message) => post(id, &Response::Failed { message }),
             }
         }),
+        Request::CompareWith { name, device, .. } => {
+            let before = Array::from(&data)
+                .get(1)
+                .dyn_into::<web_sys::File>()
+                .map_err(|_| "no file came with the compare request".to_string())
+                .and_then(|f| file::read_all(id, &f))
+                .and_then(|bytes| {
+                    memsnap_core::snapshot::read(&bytes)
+                        .map_err(|e| format!("{name}: not a snapshot memsnap can read: {e}"))
+                });
+            let response = match before {
+                Ok(before) => OPEN.with(|open| match &*open.borrow() {
+                    Some(after) => Response::Compare(compare_view(&before, after, &name, device)),
+                    None => Response::Failed {
+                        message: "open the AFTER file first".into(),
+                    },
+                }),
+                Err(message) => Response::Failed { message },
+            };
+            post(id, &response);
+        }
         other => {
             let response = OPEN.with(|open| match &*open.borrow() {
                 Some(snapshot) => CACHE.with(|c| answer(snapshot, &mut c.borrow_mut(), &other)),
