@@ -427,6 +427,22 @@ fn flame_totals_equal_the_live_bytes_at_the_point() {
 }
 
 #[test]
+fn a_device_not_in_the_file_is_named() {
+    let Some(f) = fixture("tiny.pickle") else {
+        return;
+    };
+    for cmd in ["diagnose", "flame"] {
+        let out = run(&[cmd, path_str(&f), "--device", "7"]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no device 7 in this file (devices: 1)"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+#[test]
 fn flame_rejects_a_point_past_the_trace() {
     let Some(f) = fixture("tiny.pickle") else {
         return;
