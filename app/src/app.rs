@@ -58,7 +58,6 @@ pub fn App() -> impl IntoView {
                 <DevicePicker/>
                 <Diagnostics/>
                 <Insights/>
-                <BeforeAfter/>
             </aside>
             <main class="views">
                 <Timeline/>
@@ -67,6 +66,7 @@ pub fn App() -> impl IntoView {
                 <FlameGraph/>
                 <Anomalies/>
                 <WhatIf/>
+                <BeforeAfter/>
             </main>
             <aside class="details">
                 <StackPanel/>

@@ -28,6 +28,16 @@ fn change(d: i64) -> String {
     }
 }
 
+/// `/a/b/c/model.py:39:forward` -> `…/c/model.py:39:forward`: the end of a path says the most.
+fn short(label: &str) -> String {
+    let file_end = label.find(':').unwrap_or(label.len());
+    let file = &label[..file_end];
+    match file.rmatch_indices('/').nth(1) {
+        Some((i, _)) => format!("…{}", &label[i..]),
+        None => label.to_string(),
+    }
+}
+
 fn change_class(d: i64) -> &'static str {
     match d {
         0 => "",
@@ -161,7 +171,7 @@ fn result(v: CompareView) -> impl IntoView {
                 <tr data-testid="frame-change" title=f.label.clone()>
                     <td class=change_class(f.peak_change) data-value=f.peak_change.to_string()>{change(f.peak_change)}</td>
                     <td class=change_class(f.dump_change)>{change(f.dump_change)}</td>
-                    <td class="frame-label">{f.label.clone()}</td>
+                    <td class="frame-label">{short(&f.label)}</td>
                 </tr>
             }
         })
@@ -173,13 +183,13 @@ fn result(v: CompareView) -> impl IntoView {
         .iter()
         .map(|g| {
             view! {
-                <li title=g.label.clone()>{format!("{} ({} allocations) {}", format::bytes(g.bytes), g.count, g.label)}</li>
+                <li title=g.label.clone()>{format!("{} ({} allocations) {}", format::bytes(g.bytes), g.count, short(&g.label))}</li>
             }
         })
         .collect_view();
     view! {
         <div class="muted">{format!("before: {} · device {}", v.before_name, v.device)}</div>
-        <table class="rank-compare" data-testid="before-after-table">
+        <table data-testid="before-after-table">
             <tr><th></th><th>"before"</th><th>"after"</th><th>"change"</th></tr>
             {rows}
             <tr data-row="fragmentation">
@@ -191,11 +201,11 @@ fn result(v: CompareView) -> impl IntoView {
                 <td>{format!("{:+}", a.segments as i64 - b.segments as i64)}</td>
             </tr>
         </table>
-        <h3>"By frame (at each peak; at each dump)"</h3>
+        <h3>"By frame: live bytes at each file's peak, and at its dump"</h3>
         {if v.frames.is_empty() {
             view! { <p class="muted" data-testid="no-change">"no frame's live bytes changed"</p> }.into_any()
         } else {
-            view! { <table class="rank-compare frame-changes">{frames}</table> }.into_any()
+            view! { <table class="frame-changes">{frames}</table> }.into_any()
         }}
         {more_frames.map(|m| view! { <p class="muted">{m}</p> })}
         <h3>{format!("New in after: {} stacks, {} at its peak", v.new_stacks_total, format::bytes(v.new_stacks_bytes))}</h3>
