@@ -427,6 +427,23 @@ fn flame_totals_equal_the_live_bytes_at_the_point() {
 }
 
 #[test]
+fn no_progress_bar_or_colour_when_piped() {
+    let Some(f) = fixture("cs336-d-fullstep.pickle") else {
+        return;
+    };
+    for cmd in ["stats", "diagnose", "flame"] {
+        let out = run(&[cmd, path_str(&f)]);
+        assert!(out.status.success(), "{cmd}");
+        assert!(
+            out.stderr.is_empty(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stdout.contains(&0x1b), "{cmd}: escape codes on a pipe");
+    }
+}
+
+#[test]
 fn a_device_not_in_the_file_is_named() {
     let Some(f) = fixture("tiny.pickle") else {
         return;
