@@ -4,6 +4,7 @@
 #   - trunk 0.21 (cargo install; 0.22 needs a newer rustc than 1.95... and prebuilt downloads
 #     are not used so this works with only crates.io reachable)
 #   - wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock (they must match)
+#   - inferno (cargo install), which renders `memsnap flame` output in a test
 #   - Debian's chromium and chromium-driver, for the page tests (apt-get, as root)
 # Safe to run again; prints one line per tool.
 set -euo pipefail
@@ -41,6 +42,15 @@ else
     # here); then resolve afresh, still at the exact CLI version.
     cargo install --locked wasm-bindgen-cli --version "=$bindgen" ||
         cargo install wasm-bindgen-cli --version "=$bindgen"
+fi
+
+# inferno renders `memsnap flame`'s folded stacks in tests/tests/cli_analyses.rs (a real
+# consumer of the format, not a parser of our own).
+if command -v inferno-flamegraph >/dev/null; then
+    say "inferno: present"
+else
+    say "installing inferno (cargo install, about two minutes)"
+    cargo install --locked inferno
 fi
 
 if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
