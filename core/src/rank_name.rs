@@ -1,15 +1,30 @@
 //! Rank numbers of files opened together (one snapshot per rank of a distributed job). The
 //! page, `memsnap fleet` and `memsnap export` all number ranks with this one rule.
 
-/// The rank each file stands for, in the order given: the number [`rank_in_name`] finds in
-/// every file's name when all names have one and no two share it, else the files' order
-/// (0, 1, ...), so a rank is never shown twice.
+/// The rank each file stands for, in the order given: the number [`rank_in_name`] finds in a
+/// file's name, and for files whose name has none, the numbers after the largest one found,
+/// in order (so `rank0`, `rank1`, `notes.txt` are 0, 1, 2 and a stray file does not renumber
+/// the others). When two names state the same rank, every file is numbered by its order
+/// (0, 1, ...) instead, so a rank is never shown twice.
 pub fn rank_numbers<S: AsRef<str>>(names: &[S]) -> Vec<u32> {
-    let named: Option<Vec<u32>> = names.iter().map(|n| rank_in_name(n.as_ref())).collect();
-    match named {
-        Some(ranks) if !has_duplicates(&ranks) => ranks,
-        _ => (0..names.len() as u32).collect(),
+    let named: Vec<Option<u32>> = names.iter().map(|n| rank_in_name(n.as_ref())).collect();
+    let found: Vec<u32> = named.iter().flatten().copied().collect();
+    if has_duplicates(&found) {
+        return (0..names.len() as u32).collect();
     }
+    let mut next = found.iter().max().map_or(0, |m| m.saturating_add(1));
+    let numbered: Option<Vec<u32>> = named
+        .into_iter()
+        .map(|r| {
+            r.or_else(|| {
+                let n = next;
+                next = next.checked_add(1)?;
+                Some(n)
+            })
+        })
+        .collect();
+    // Only when a name states rank u32::MAX do the numbers after it run out.
+    numbered.unwrap_or_else(|| (0..names.len() as u32).collect())
 }
 
 /// The rank a file name states, first rule that matches (any case; pass the file name, not a
@@ -113,9 +128,19 @@ mod tests {
     }
 
     #[test]
-    fn order_when_a_name_has_no_rank_or_two_share_one() {
-        assert_eq!(rank_numbers(&["rank1.pickle", "b.pickle"]), vec![0, 1]);
-        assert_eq!(rank_numbers(&["rank1.a", "rank1.b"]), vec![0, 1]);
+    fn names_without_a_rank_come_after_the_named() {
+        assert_eq!(rank_numbers(&["rank1.pickle", "b.pickle"]), vec![1, 2]);
+        assert_eq!(
+            rank_numbers(&["a.txt", "rank0.pickle", "rank3.pickle", "b"]),
+            vec![4, 0, 3, 5]
+        );
+        assert_eq!(rank_numbers(&["x.pickle", "y.pickle"]), vec![0, 1]);
+        assert_eq!(rank_numbers(&["rank4294967295.pickle", "b"]), vec![0, 1]);
+    }
+
+    #[test]
+    fn order_when_two_names_share_a_rank() {
+        assert_eq!(rank_numbers(&["rank1.a", "rank1.b", "c"]), vec![0, 1, 2]);
         assert_eq!(rank_numbers(&["ranking.pickle"]), vec![0]);
         assert_eq!(rank_numbers::<&str>(&[]), Vec::<u32>::new());
     }

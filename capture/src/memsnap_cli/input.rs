@@ -94,10 +94,26 @@ pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
 /// Reads and parses the snapshot at `path` (`-` = stdin). Inconsistencies that do not stop
 /// reading (`validate`) go to stderr as `memsnap: warning: <file>: ...` lines.
 pub fn load(path: &str) -> Result<Snapshot, CliError> {
+    load_sized(path).map(|(snap, _)| snap)
+}
+
+/// [`load`], with the number of bytes read (the file's size; compressed size when gzipped).
+/// The bytes are dropped before returning: only the snapshot stays in memory.
+pub fn load_sized(path: &str) -> Result<(Snapshot, u64), CliError> {
     let data = bytes(path)?;
-    let snap = read(&data).map_err(|e| CliError::new(display_name(path), e))?;
+    let snap = read(&data).map_err(|e| CliError::new(display_name(path), read_error(&data, e)))?;
     for w in validate(&snap) {
         eprintln!("memsnap: warning: {}: {w}", display_name(path));
     }
-    Ok(snap)
+    Ok((snap, data.len() as u64))
+}
+
+/// The reader's error, said plainly when the bytes are not even a pickle (protocol 2+ starts
+/// with PROTO, 0x80) or gzip data: a stray file in a directory of snapshots.
+fn read_error(data: &[u8], e: impl std::fmt::Display) -> String {
+    if data.starts_with(&[0x80]) || data.starts_with(&[0x1f, 0x8b]) {
+        e.to_string()
+    } else {
+        format!("not a snapshot (neither a pickle nor gzip data): {e}")
+    }
 }

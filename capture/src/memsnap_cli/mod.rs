@@ -6,6 +6,7 @@
 
 mod format;
 mod input;
+mod many;
 
 use std::process::ExitCode;
 
@@ -44,6 +45,10 @@ subcommands! {
     Trace => trace,
     /// Replay the trace through the allocator model: fidelity, or what-if with --set KEY=VALUE.
     Replay => replay,
+    /// One snapshot per rank of a job: a table sorted by peak with the odd ranks flagged.
+    Fleet => fleet,
+    /// Snapshots as Hive-partitioned Parquet tables (by rank) for DuckDB, DataFusion or Spark.
+    Export => export,
 }
 
 #[derive(Parser, Debug)]
