@@ -313,10 +313,17 @@ fn a_bad_file_is_named_and_the_rest_still_export() {
     assert!(out.join("ranks/rank=0/part-0.parquet").is_file());
     assert!(!out.join("ranks/rank=1").exists());
     assert!(!out.join("ranks/rank=2").exists());
-    let o = memsnap(&["fleet", s(&good)]);
-    assert!(o.status.success());
+    // A path that does not exist is one more bad file, not the end of the run.
+    let missing = dir.join("rank9.pickle");
+    let o = memsnap(&["fleet", s(&good), s(&missing)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains(s(&missing)) && err.contains("1 of 2 files failed"),
+        "{err}"
+    );
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("1 ranks"), "{table}");
+    assert!(table.starts_with("1 ranks"), "{table}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

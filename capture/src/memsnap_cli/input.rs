@@ -108,12 +108,13 @@ pub fn load_sized(path: &str) -> Result<(Snapshot, u64), CliError> {
     Ok((snap, data.len() as u64))
 }
 
-/// The reader's error, said plainly when the bytes are not even a pickle (protocol 2+ starts
-/// with PROTO, 0x80) or gzip data: a stray file in a directory of snapshots.
+/// The reader's error, with a plain word when the bytes are not even a pickle (protocol 2+
+/// starts with PROTO, 0x80) or gzip data: a stray file in a directory of snapshots. (The
+/// reader already says so for an empty file.)
 fn read_error(data: &[u8], e: impl std::fmt::Display) -> String {
-    if data.starts_with(&[0x80]) || data.starts_with(&[0x1f, 0x8b]) {
+    if data.is_empty() || data.starts_with(&[0x80]) || data.starts_with(&[0x1f, 0x8b]) {
         e.to_string()
     } else {
-        format!("not a snapshot (neither a pickle nor gzip data): {e}")
+        format!("{e} (this is not a snapshot: neither a pickle nor gzip data)")
     }
 }

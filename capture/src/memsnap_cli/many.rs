@@ -28,8 +28,9 @@ pub fn expand(args: &[String]) -> Result<Vec<PathBuf>, CliError> {
     let mut out = Vec::new();
     for a in args {
         let p = Path::new(a);
-        let meta = std::fs::metadata(p).map_err(|e| CliError::new(a.as_str(), e))?;
-        if meta.is_dir() {
+        // A path that cannot be read is kept as a file: reading it fails later, named, and
+        // the other files still run.
+        if p.is_dir() {
             let before = out.len();
             walk(p, &mut out)?;
             if out.len() == before {
@@ -170,7 +171,7 @@ mod tests {
     }
 
     #[test]
-    fn directories_expand_sorted_and_report_missing() {
+    fn directories_expand_sorted_and_missing_paths_stay() {
         let dir = std::env::temp_dir().join(format!("memsnap-many-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("sub")).unwrap();
@@ -183,9 +184,12 @@ mod tests {
             .map(|f| dir.join(f))
             .collect();
         assert_eq!(got, want);
-        let missing = dir.join("nope").display().to_string();
-        let e = expand(std::slice::from_ref(&missing)).unwrap_err();
-        assert_eq!(e.what, missing);
+        let missing = dir.join("nope");
+        let got = expand(&[missing.display().to_string()]).unwrap();
+        assert_eq!(got, vec![missing]);
+        std::fs::create_dir(dir.join("empty")).unwrap();
+        let e = expand(&[dir.join("empty").display().to_string()]).unwrap_err();
+        assert_eq!(e.message, "directory holds no files");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
