@@ -62,3 +62,15 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 else
     say "WARNING: chromium/chromedriver missing and not root: the page tests will be skipped"
 fi
+
+# DuckDB reads `memsnap export --parquet` datasets back in capture/tests/export_parquet.rs.
+if python3 -c 'import duckdb' 2>/dev/null; then
+    say "python duckdb: $(python3 -c 'import duckdb; print(duckdb.__version__)')"
+elif command -v python3 >/dev/null; then
+    say "installing the duckdb python package (pip)"
+    python3 -m pip install --quiet duckdb ||
+        python3 -m pip install --quiet --break-system-packages duckdb ||
+        say "WARNING: pip could not install duckdb: the DuckDB checks of the export test will be skipped"
+else
+    say "WARNING: python3 missing: the DuckDB checks of the export test will be skipped"
+fi

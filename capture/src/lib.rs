@@ -3,8 +3,10 @@
 //! - [`scenario`]: scenario files (built-in and user) and running them.
 //! - [`capture_cli`]: the `capture` tool (scenarios and replays through the allocator model).
 //! - [`cuda`]: the CUDA backing for `capture --cuda`.
+//! - [`export`]: one snapshot as Parquet tables (`memsnap export --parquet`).
 
 pub mod capture_cli;
 pub mod cuda;
+pub mod export;
 pub mod memsnap_cli;
 pub mod scenario;

@@ -97,15 +97,41 @@ pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
 /// reading (`validate`) go to stderr as `memsnap: warning: <file>: ...` lines.
 /// A terminal gets a progress bar on stderr while a large file is parsed.
 pub fn load(path: &str) -> Result<Snapshot, CliError> {
+    load_with(path, true).map(|(snap, _)| snap)
+}
+
+/// [`load`] without the reading bar (commands over many files draw one bar for the set), with
+/// the number of bytes read (the file's size; compressed size when gzipped). The bytes are
+/// dropped before returning: only the snapshot stays in memory.
+pub fn load_sized(path: &str) -> Result<(Snapshot, u64), CliError> {
+    load_with(path, false)
+}
+
+fn load_with(path: &str, bar: bool) -> Result<(Snapshot, u64), CliError> {
     let data = bytes(path)?;
-    let mut bar = Reading::new(data.len() as u64, display_name(path));
-    let snap = read_with_progress(&data, &mut |done| bar.set(done))
-        .map_err(|e| CliError::new(display_name(path), e))?;
-    drop(bar);
+    let mut reading = bar.then(|| Reading::new(data.len() as u64, display_name(path)));
+    let snap = read_with_progress(&data, &mut |done| {
+        if let Some(r) = reading.as_mut() {
+            r.set(done)
+        }
+    })
+    .map_err(|e| CliError::new(display_name(path), read_error(&data, e)))?;
+    drop(reading);
     for w in validate(&snap) {
         eprintln!("memsnap: warning: {}: {w}", display_name(path));
     }
-    Ok(snap)
+    Ok((snap, data.len() as u64))
+}
+
+/// The reader's error, with a plain word when the bytes are not even a pickle (protocol 2+
+/// starts with PROTO, 0x80) or gzip data: a stray file in a directory of snapshots. (The
+/// reader already says so for an empty file.)
+fn read_error(data: &[u8], e: impl std::fmt::Display) -> String {
+    if data.is_empty() || data.starts_with(&[0x80]) || data.starts_with(&[0x1f, 0x8b]) {
+        e.to_string()
+    } else {
+        format!("{e} (this is not a snapshot: neither a pickle nor gzip data)")
+    }
 }
 
 /// The devices a command looks at: `--device N` (which must be in the file), or every device

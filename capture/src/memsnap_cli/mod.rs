@@ -7,6 +7,7 @@
 mod format;
 mod input;
 mod limits;
+mod many;
 mod progress;
 mod style;
 
@@ -55,6 +56,10 @@ subcommands! {
     Check => check,
     /// Folded stacks (`frame;frame;frame bytes`) for flamegraph.pl, inferno and speedscope.
     Flame => flame,
+    /// One snapshot per rank of a job: a table sorted by peak with the odd ranks flagged.
+    Fleet => fleet,
+    /// Snapshots as Hive-partitioned Parquet tables (by rank) for DuckDB, DataFusion or Spark.
+    Export => export,
 }
 
 #[derive(Parser, Debug)]
