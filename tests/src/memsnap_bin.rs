@@ -35,17 +35,10 @@ fn locate(name: &str, env: &str) -> PathBuf {
     let release = profile_dir.file_name().is_some_and(|n| n == "release");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "memsnap-capture",
-        "--bin",
-        name,
-    ])
-    .arg("--target-dir")
-    .arg(&target_dir)
-    .current_dir(crate::fixtures::workspace_root());
+    cmd.args(["build", "--quiet", "-p", "memsnap-capture", "--bin", name])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(crate::fixtures::workspace_root());
     if release {
         cmd.arg("--release");
     }

@@ -84,36 +84,43 @@ pub fn rank_path(dir: &Path, rank: usize) -> PathBuf {
     dir.join(format!("rank{rank}.pickle"))
 }
 
-/// Fills `dir` with `generated` distinct captures of `steps` steps (seeds 0..generated)
-/// named `rank0.pickle`...; more ranks (up to `ranks`) are copies of those and of `real` files,
-/// in turn. Returns the rank files' paths in rank order.
+/// Fills `dir` with `generated` distinct captures (seed = rank, steps spread over `steps`, so
+/// sizes and peaks vary) named `rank0.pickle`...; more ranks (up to `ranks`) are copies of those
+/// and of `real` files, in turn. Returns the rank files' paths in rank order.
 pub fn job_folder(
     dir: &Path,
     ranks: usize,
     generated: usize,
-    steps: u32,
+    steps: (u32, u32),
     real: &[PathBuf],
 ) -> Vec<PathBuf> {
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let scenario = scenario(dir, steps);
     let generated = generated.clamp(1, ranks.max(1));
-    let mut paths = Vec::with_capacity(ranks);
+    let (lo, hi) = (steps.0.min(steps.1), steps.0.max(steps.1));
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(ranks);
     for r in 0..ranks {
         let path = rank_path(dir, r);
         if r < generated {
+            // A fixed stride through the range, so neighbouring ranks differ.
+            let steps = lo + (r as u32).wrapping_mul(7919) % (hi - lo + 1);
+            let scenario = scenario(dir, steps);
             capture(&scenario, r as u64, &path);
+            std::fs::remove_file(&scenario).ok();
         } else {
             // Alternate a real fixture and an earlier capture, so copies are of both kinds.
             let k = r - generated;
             let from = match real.get(k / 2 % real.len().max(1)) {
-                Some(f) if k % 2 == 0 => f.clone(),
+                Some(f) if k.is_multiple_of(2) => f.clone(),
                 _ => paths[k % generated].clone(),
             };
-            std::fs::copy(&from, &path)
-                .unwrap_or_else(|e| panic!("{} -> {}: {e}", from.display(), path.display()));
+            // A hard link where it can (benchmark sets reach gigabytes), else a copy.
+            std::fs::remove_file(&path).ok();
+            if std::fs::hard_link(&from, &path).is_err() {
+                std::fs::copy(&from, &path)
+                    .unwrap_or_else(|e| panic!("{} -> {}: {e}", from.display(), path.display()));
+            }
         }
         paths.push(path);
     }
-    std::fs::remove_file(&scenario).ok();
     paths
 }

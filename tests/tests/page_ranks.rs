@@ -40,7 +40,12 @@ async fn pick(c: &Client, input: &str, paths: &[PathBuf]) -> Result<(), String> 
         .map_err(|e| e.to_string())?;
     let joined: Vec<String> = paths
         .iter()
-        .map(|p| std::fs::canonicalize(p).unwrap().to_string_lossy().to_string())
+        .map(|p| {
+            std::fs::canonicalize(p)
+                .unwrap()
+                .to_string_lossy()
+                .to_string()
+        })
         .collect();
     input
         .send_keys(&joined.join("\n"))
@@ -123,7 +128,7 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
         None => Vec::new(),
     };
     let dir = fixtures::scratch("page-ranks-fleet");
-    let mut paths = rank_files::job_folder(&dir, RANKS - 1, GENERATED, 3, &real);
+    let mut paths = rank_files::job_folder(&dir, RANKS - 1, GENERATED, (2, 6), &real);
     let bad = rank_files::rank_path(&dir, RANKS - 1);
     std::fs::write(&bad, b"not a pickle").unwrap();
     paths.push(bad.clone());
@@ -158,7 +163,11 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
     }
 
     let (loaded, failed) = wait_fleet(c, RANKS).await;
-    assert_eq!((loaded, failed), (RANKS - 1, 1), "all good ranks open, the bad one failed");
+    assert_eq!(
+        (loaded, failed),
+        (RANKS - 1, 1),
+        "all good ranks open, the bad one failed"
+    );
     let workers: usize = page::attr(c, "fleet", "data-workers")
         .await
         .unwrap()
@@ -186,7 +195,10 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
         );
     }
     let distinct: std::collections::HashSet<u64> = shown.iter().map(|b| b.2).collect();
-    assert!(distinct.len() > 3, "generated ranks vary in peak: {distinct:?}");
+    assert!(
+        distinct.len() > 3,
+        "generated ranks vary in peak: {distinct:?}"
+    );
 
     // The corrupt file is named, with the reader's reason.
     let reason = match read(b"not a pickle") {
@@ -233,7 +245,11 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
 
 /// The compare panel: the shown rank (the last pick) beside the fleet's median rank, each
 /// column core's figures for that file, and what the shown rank holds more of, by frame.
-async fn compare_with_median(c: &Client, picks: &[usize], summaries: &HashMap<String, RankSummary>) {
+async fn compare_with_median(
+    c: &Client,
+    picks: &[usize],
+    summaries: &HashMap<String, RankSummary>,
+) {
     let mut ranks: Vec<RankSummary> = summaries.values().cloned().collect();
     ranks.sort_by_key(|r| r.rank);
     let index: Vec<usize> = ranks.iter().map(|r| r.rank as usize).collect();
@@ -305,7 +321,11 @@ async fn compare_with_median(c: &Client, picks: &[usize], summaries: &HashMap<St
         .iter()
         .map(|r| (r[0].as_str().unwrap().into(), r[1].as_str().unwrap().into()))
         .collect();
-    assert_eq!(got, want, "what rank {} holds more of than the median", shown.rank);
+    assert_eq!(
+        got, want,
+        "what rank {} holds more of than the median",
+        shown.rank
+    );
 }
 
 async fn single_file_after_ranks(c: &Client, path: &Path, snapshot: &Snapshot) {
