@@ -9,7 +9,7 @@ use crate::memsnap_bin;
 
 /// One rank of a data-parallel training job: weights of a drawn size, then `{steps}` steps of
 /// eight activations sized by a drawn sequence length, freed in reverse. `{steps}` is replaced
-/// before use: it sets the file's size (about 9 kB per step).
+/// before use: it sets the file's size (about 1 kB per step).
 const RANK_SCENARIO: &str = r#"
 [scenario]
 name = "rank"
@@ -85,8 +85,8 @@ pub fn rank_path(dir: &Path, rank: usize) -> PathBuf {
 }
 
 /// Fills `dir` with `generated` distinct captures (seed = rank, steps spread over `steps`, so
-/// sizes and peaks vary) named `rank0.pickle`...; more ranks (up to `ranks`) are copies of those
-/// and of `real` files, in turn. Returns the rank files' paths in rank order.
+/// sizes and peaks vary) named `rank0.pickle`...; more ranks (up to `ranks`) are copies: each of
+/// `real` once, then real files and captures in turn. Returns the paths in rank order.
 pub fn job_folder(
     dir: &Path,
     ranks: usize,
@@ -107,11 +107,15 @@ pub fn job_folder(
             capture(&scenario, r as u64, &path);
             std::fs::remove_file(&scenario).ok();
         } else {
-            // Alternate a real fixture and an earlier capture, so copies are of both kinds.
+            // Every real fixture once first (so sets of any size hold the same largest file),
+            // then a real fixture and an earlier capture in turn.
             let k = r - generated;
-            let from = match real.get(k / 2 % real.len().max(1)) {
-                Some(f) if k.is_multiple_of(2) => f.clone(),
-                _ => paths[k % generated].clone(),
+            let from = match k.checked_sub(real.len()) {
+                None => real[k].clone(),
+                Some(j) if j.is_multiple_of(2) && !real.is_empty() => {
+                    real[j / 2 % real.len()].clone()
+                }
+                Some(j) => paths[j % generated].clone(),
             };
             // A hard link where it can (benchmark sets reach gigabytes), else a copy.
             std::fs::remove_file(&path).ok();

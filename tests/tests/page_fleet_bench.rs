@@ -28,7 +28,7 @@ struct Set {
     ranks: usize,
     /// Distinct captures; the rest are links to those and to real fixtures.
     generated: usize,
-    /// Training steps per capture (the scenario's size knob: ~9 kB each).
+    /// Training steps per capture (the scenario's size knob: ~1 kB each).
     steps: (u32, u32),
     with_real: bool,
 }
@@ -58,8 +58,8 @@ const SETS: [Set; 4] = [
     Set {
         name: "64x50mb",
         ranks: 64,
-        generated: 4,
-        steps: (5400, 5600),
+        generated: 8,
+        steps: (47_000, 49_000),
         with_real: false,
     },
 ];
@@ -132,6 +132,7 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         samples += 1;
         peak.rss = peak.rss.max(m.rss);
         peak.pss = peak.pss.max(m.pss);
+        peak.renderer_pss = peak.renderer_pss.max(m.renderer_pss);
         peak.processes = peak.processes.max(m.processes);
         let num = |v: Option<String>| v.and_then(|v| v.parse::<usize>().ok());
         let loaded = num(attr(c, "data-ranks-loaded").await);
@@ -154,6 +155,8 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         .and_then(|v| v.parse::<f64>().ok());
     let workers = attr(c, "data-workers").await;
     let after = browser.memory();
+    // Where the page's share sits: its wasm memory (the summaries) and its JS heap.
+    let (page_wasm, page_js) = memsnap_tests::web::perf::page_memory(c).await;
     memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{}", set.name)).await;
     let record = json!({
         "set": set.name,
@@ -171,14 +174,19 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
             "idle_pss": idle.pss,
             "peak_pss": peak.pss,
             "peak_rss": peak.rss,
+            "peak_renderer_pss": peak.renderer_pss,
             "after_pss": after.pss,
             "processes": peak.processes,
+            "page_wasm": page_wasm,
+            "page_js_heap": page_js,
             "samples": samples,
         },
     });
     eprintln!(
         "fleet bench {:>8}: {} ranks ({:.0} MB) {} in {:.1} s (page {:.1} s), {} workers, \
-         peak PSS {:.0} MB (idle {:.0} MB, after {:.0} MB), peak RSS {:.0} MB, {} processes",
+         peak PSS {:.0} MB (renderers {:.0} MB; idle {:.0} MB, after {:.0} MB), \
+         peak RSS {:.0} MB, {} processes; \
+         page wasm {:.0} MB, JS heap {:.0} MB",
         set.name,
         set.ranks,
         bytes as f64 / 1e6,
@@ -190,10 +198,13 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         page_ms.unwrap_or(f64::NAN) / 1e3,
         workers.as_deref().unwrap_or("?"),
         peak.pss as f64 / 1e6,
+        peak.renderer_pss as f64 / 1e6,
         idle.pss as f64 / 1e6,
         after.pss as f64 / 1e6,
         peak.rss as f64 / 1e6,
         peak.processes,
+        page_wasm as f64 / 1e6,
+        page_js as f64 / 1e6,
     );
     browser.close().await;
     record

@@ -110,14 +110,18 @@ async fn bars(c: &Client) -> Vec<(u32, String, u64, u64, usize)> {
         .collect()
 }
 
+/// Clicks rank `rank`'s bar (again if the strip was redrawn between finding and clicking it).
 async fn click_rank(c: &Client, rank: u32) {
     let bar = format!("{}[data-rank=\"{rank}\"]", testid("fleet-rank"));
-    c.find(Locator::Css(&bar))
-        .await
-        .expect("a bar for the rank")
-        .click()
-        .await
-        .expect("clicking a rank");
+    wait_until(&format!("clicking rank {rank}"), || async {
+        c.find(Locator::Css(&bar))
+            .await
+            .map_err(|e| e.to_string())?
+            .click()
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -71,14 +71,16 @@ impl FleetProgress {
     }
 }
 
-/// The overview's rank list is redrawn at most this often while summaries arrive: a redraw per
-/// summary would draw N ranks N times.
+/// The overview's rank list is redrawn at most every `REDRAW_MS` plus `REDRAW_MS_PER_RANK` per
+/// rank open while summaries arrive: a redraw per summary would draw N ranks N times, and
+/// spacing them out as N grows keeps the page's work (and its garbage) about linear in N.
 const REDRAW_MS: u32 = 250;
+const REDRAW_MS_PER_RANK: f64 = 0.5;
 
 #[derive(Clone, Copy)]
 pub struct FleetState {
     /// The set's ranks in rank order; empty when one file (or none) is open. Updated without
-    /// notifying per summary, then notified every `REDRAW_MS` (see `schedule_redraw`).
+    /// notifying per summary, then notified now and then (see `schedule_redraw`).
     pub ranks: RwSignal<Vec<Rank>>,
     /// Notified with `ranks`.
     pub open: RwSignal<OpenRanks>,
@@ -114,7 +116,9 @@ impl FleetState {
         let me = *self;
         self.inner.update_value(|i| {
             if i.redraw.is_none() {
-                i.redraw = Some(Timeout::new(REDRAW_MS, move || {
+                let open = me.open.with_untracked(|o| o.index.len());
+                let wait = REDRAW_MS + (open as f64 * REDRAW_MS_PER_RANK) as u32;
+                i.redraw = Some(Timeout::new(wait, move || {
                     me.inner.update_value(|i| i.redraw = None);
                     me.ranks.notify();
                     me.open.notify();
@@ -240,7 +244,11 @@ impl AppState {
         if all_in {
             fleet.ranks.notify();
             fleet.open.notify();
-            fleet.inner.update_value(|i| i.pool = None);
+            // The last redraw is this one: a pending one would only redraw the same again.
+            fleet.inner.update_value(|i| {
+                i.pool = None;
+                i.redraw = None;
+            });
         } else {
             fleet.schedule_redraw();
         }

@@ -117,6 +117,48 @@ pub fn sort_rows(rows: &mut [FleetRow], key: SortKey) {
     }
 }
 
+/// The flagged rows, most striking first: OOMs, then the peak furthest from the median (as a
+/// ratio either way), then rank order.
+pub fn outliers(rows: &[FleetRow]) -> Vec<FleetRow> {
+    let off = |r: &FleetRow| {
+        let v = r.flags.peak_vs_median;
+        if v > 0.0 {
+            v.max(1.0 / v)
+        } else {
+            1.0
+        }
+    };
+    let mut out: Vec<FleetRow> = rows
+        .iter()
+        .filter(|r| r.flags.is_outlier())
+        .cloned()
+        .collect();
+    out.sort_by(|a, b| {
+        b.ooms
+            .cmp(&a.ooms)
+            .then(off(b).total_cmp(&off(a)))
+            .then(a.rank.cmp(&b.rank))
+    });
+    out
+}
+
+/// The bars' full height: the highest reserved peak, but at most `CLIP` times the median one,
+/// so one huge rank does not flatten the rest; taller bars are drawn clipped.
+pub fn bar_scale(rows: &[FleetRow]) -> u64 {
+    const CLIP: u64 = 3;
+    let mut peaks: Vec<u64> = rows
+        .iter()
+        .map(|r| r.peak_reserved.max(r.peak_allocated))
+        .collect();
+    peaks.sort_unstable();
+    let highest = peaks.last().copied().unwrap_or(0);
+    let median = peaks
+        .get(peaks.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0);
+    highest.min(median.saturating_mul(CLIP)).max(1)
+}
+
 /// Why a row is flagged, in words (empty when it is not).
 pub fn reasons(flags: &RankFlags) -> Vec<String> {
     let mut out = Vec::new();
@@ -256,6 +298,14 @@ mod tests {
             vec!["peak 300% of the median".to_string()]
         );
         assert_eq!(median_rank(&index, &set, &figures), Some(0));
+        // Rank 0 has an OOM: first; rank 1's peak is 3x the median: next; rank 2 is not flagged.
+        let flagged: Vec<u32> = outliers(&rows).iter().map(|r| r.rank).collect();
+        assert_eq!(flagged, vec![0, 1]);
+        // Peaks 110, 110, 310 MiB: the median 110 MiB, so the scale stops at 330 > 310.
+        assert_eq!(bar_scale(&rows), 310 * MB);
+        rows[1].peak_reserved = 1000 * MB;
+        assert_eq!(bar_scale(&rows), 330 * MB, "clipped at 3x the median");
+        assert_eq!(bar_scale(&[]), 1);
         for k in SortKey::ALL {
             assert_eq!(SortKey::parse(k.as_str()), Some(k));
         }

@@ -7,7 +7,9 @@ use leptos::prelude::*;
 
 use crate::format;
 use crate::state::{AppState, FleetProgress, RankStatus};
-use crate::viewmodel::fleet::{fleet_rows, median_rank, reasons, sort_rows, FleetRow, SortKey};
+use crate::viewmodel::fleet::{
+    bar_scale, fleet_rows, median_rank, outliers, reasons, sort_rows, FleetRow, SortKey,
+};
 
 /// Outliers listed by name under the strip (all are flagged in it).
 const OUTLIERS_LISTED: usize = 12;
@@ -104,23 +106,14 @@ fn Strip(sort: RwSignal<SortKey>) -> impl IntoView {
             return view! { <p class="muted">"No rank open yet."</p> }.into_any();
         }
         sort_rows(&mut rows, key);
-        // One scale for all bars: the highest reserved peak is the full height.
-        let scale = rows
-            .iter()
-            .map(|r| r.peak_reserved.max(r.peak_allocated))
-            .max()
-            .unwrap_or(0)
-            .max(1) as f64;
+        // One scale for all bars, clipped so one huge rank does not flatten the rest.
+        let scale = bar_scale(&rows) as f64;
         let width = match rows.len() {
             0..=64 => 14,
             65..=512 => 6,
             _ => 3,
         };
-        let outliers: Vec<FleetRow> = rows
-            .iter()
-            .filter(|r| r.flags.is_outlier())
-            .cloned()
-            .collect();
+        let outliers = outliers(&rows);
         let bars = rows
             .into_iter()
             .map(|r| bar(state, r, scale, width, median))
@@ -147,7 +140,7 @@ fn Strip(sort: RwSignal<SortKey>) -> impl IntoView {
         view! {
             <div class="fleet-legend muted">
                 {format!("median allocated peak {}", format::bytes(figures.median_peak_allocated_bytes))}
-                " · bar: peak reserved, dark: peak allocated · "
+                " · bar: peak reserved, dark: peak allocated (a dark cap: over 3× the median, clipped) · "
                 <span class="flag-oom">"OOM"</span>" "<span class="flag-peak">"peak off the median"</span>" "
                 <span class="flag-frame">"other top frame"</span>" "<span class="flag-frag">"fragmented"</span>
             </div>
@@ -169,7 +162,8 @@ fn bar(
     width: u32,
     median: Option<usize>,
 ) -> impl IntoView {
-    let pct = |v: u64| format!("{:.1}%", v as f64 / scale * 100.0);
+    let pct = |v: u64| format!("{:.1}%", (v as f64 / scale).min(1.0) * 100.0);
+    let clipped = r.peak_reserved as f64 > scale;
     let index = r.index;
     let why = reasons(&r.flags);
     let title =
@@ -199,6 +193,7 @@ fn bar(
             class:other-frame=r.flags.top_frame_differs
             class:fragmented=r.flags.fragmented
             class:median=is_median
+            class:clipped=clipped
             class:active=move || shown.get() == Some(index)
             style:width=format!("{width}px")
             title=title on:click=move |_| state.show_rank(index)>

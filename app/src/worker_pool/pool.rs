@@ -16,6 +16,9 @@ pub struct Job {
     pub file: web_sys::File,
 }
 
+/// A worker is replaced once it has parsed this many bytes (see `next`).
+const RECYCLE_BYTES: u64 = 128 << 20;
+
 type OnProgress = Rc<dyn Fn(usize, Progress)>;
 type OnDone = Rc<dyn Fn(usize, Result<RankSummary, String>)>;
 /// The job a worker is on: its index and file name.
@@ -37,6 +40,8 @@ struct Inner {
 struct Slot {
     client: WorkerClient,
     busy: Busy,
+    /// Bytes of the files it has parsed.
+    parsed: u64,
 }
 
 impl WorkerPool {
@@ -94,6 +99,17 @@ impl WorkerPool {
                 }
                 return;
             };
+            // A worker that has parsed a lot is replaced: its wasm memory never shrinks, and
+            // parsing hundreds of files of different sizes leaves it fragmented and larger
+            // than the largest file needs.
+            if inner.slots[slot]
+                .as_ref()
+                .is_some_and(|s| s.parsed >= RECYCLE_BYTES)
+            {
+                if let Some(s) = inner.slots[slot].take() {
+                    s.client.terminate();
+                }
+            }
             if inner.slots[slot].is_none() {
                 match self.spawn(slot, &inner.on_progress) {
                     Ok(s) => inner.slots[slot] = Some(s),
@@ -110,6 +126,10 @@ impl WorkerPool {
             };
             let client = s.client.clone();
             *s.busy.borrow_mut() = Some((job.index, job.file.name()));
+            let size = job.file.size() as u64;
+            if let Some(s) = inner.slots[slot].as_mut() {
+                s.parsed += size;
+            }
             drop(inner);
             return self.send(&client, slot, job);
         }
@@ -181,6 +201,10 @@ impl WorkerPool {
                 me.next(slot);
             },
         )?;
-        Ok(Slot { client, busy })
+        Ok(Slot {
+            client,
+            busy,
+            parsed: 0,
+        })
     }
 }

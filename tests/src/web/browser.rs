@@ -137,6 +137,8 @@ pub struct ProcessMemory {
     pub processes: usize,
     pub rss: u64,
     pub pss: u64,
+    /// PSS of the renderers alone (a page and its dedicated workers).
+    pub renderer_pss: u64,
 }
 
 #[cfg(target_os = "linux")]
@@ -158,6 +160,10 @@ fn session_memory(profile: &Path) -> ProcessMemory {
         m.processes += 1;
         m.rss += kb("Rss:");
         m.pss += kb("Pss:");
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmdline.windows(15).any(|w| w == b"--type=renderer") {
+            m.renderer_pss += kb("Pss:");
+        }
     }
     m
 }
@@ -168,9 +174,12 @@ fn session_memory(_profile: &Path) -> ProcessMemory {
 }
 
 /// This session's Chromium processes: those with its profile folder in their command line.
+/// Renderers rewrite theirs as one line with spaces (their process title), so the flag is
+/// looked for as a word in either form.
 #[cfg(target_os = "linux")]
 fn session_pids(profile: &Path) -> Vec<i32> {
     let needle = format!("--user-data-dir={}", profile.display());
+    let needle = needle.as_bytes();
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -180,8 +189,8 @@ fn session_pids(profile: &Path) -> Vec<i32> {
             let pid = p.file_name().to_str()?.parse::<i32>().ok()?;
             let cmdline = std::fs::read(p.path().join("cmdline")).ok()?;
             cmdline
-                .split(|&b| b == 0)
-                .any(|arg| arg == needle.as_bytes())
+                .split(|&b| b == 0 || b == b' ')
+                .any(|arg| arg == needle)
                 .then_some(pid)
         })
         .collect()
