@@ -127,6 +127,7 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
     let how = pick_folder(c, &dir, paths).await;
     let mut peak = ProcessMemory::default();
     let mut samples = 0;
+    let mut loading_shot = false;
     let outcome = loop {
         let m = browser.memory();
         samples += 1;
@@ -141,6 +142,12 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
             if l + f == set.ranks {
                 break Ok((l, f));
             }
+        }
+        // What the set's progress looks like while it loads (sets that take long enough).
+        if !loading_shot && started.elapsed() > Duration::from_secs(5) {
+            loading_shot = true;
+            memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{}-loading", set.name))
+                .await;
         }
         if started.elapsed() > LIMIT {
             break Err(format!(

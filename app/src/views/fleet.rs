@@ -82,10 +82,19 @@ fn SetProgress() -> impl IntoView {
                 .unwrap_or_default(),
         );
         let done = p.elapsed_ms.is_some();
+        // The files the workers are on now, by name.
+        let now: Vec<String> = state.fleet.ranks.with_untracked(|ranks| {
+            p.in_flight
+                .iter()
+                .filter_map(|(i, _)| ranks.get(*i).map(|r| r.name.clone()))
+                .collect()
+        });
+        let now = (!now.is_empty()).then(|| format!("reading {}", now.join(", ")));
         view! {
             <div class="fleet-progress" data-testid="fleet-progress" class:done=done>
                 <div class="bar"><div class="fill" style:width=format!("{:.1}%", fraction.min(1.0) * 100.0)></div></div>
                 <div class="muted">{text}</div>
+                {now.map(|n| view! { <div class="muted fleet-now">{n}</div> })}
             </div>
         }
     }

@@ -68,12 +68,20 @@ fn draw(
         return;
     };
     ctx.clear_rect(0.0, 0.0, width, HEIGHT);
-    let scale = ranks
+    // Each rank's highest point; the scale stops at 3x their median (as the bars do), so one
+    // huge rank does not flatten the rest: its curve leaves through the top.
+    let mut highs: Vec<u64> = ranks
         .iter()
         .filter_map(|r| r.peak_device())
-        .flat_map(|d| d.timeline.iter().map(|p| p.reserved))
-        .max()
+        .map(|d| d.timeline.iter().map(|p| p.reserved).max().unwrap_or(0))
+        .collect();
+    highs.sort_unstable();
+    let middle = highs
+        .get(highs.len().saturating_sub(1) / 2)
+        .copied()
         .unwrap_or(0);
+    let highest = highs.last().copied().unwrap_or(0);
+    let scale = highest.min(middle.saturating_mul(3));
     let _ = canvas.set_attribute("data-ranks", &ranks.len().to_string());
     if scale == 0 {
         return;
@@ -81,7 +89,19 @@ fn draw(
     let (w, h) = (width - 2.0 * LEFT, HEIGHT - TOP - 4.0);
     ctx.set_fill_style_str("#677083");
     ctx.set_font("11px sans-serif");
-    let _ = ctx.fill_text(&format!("{} (highest)", format::bytes(scale)), LEFT, 12.0);
+    let label = if scale < highest {
+        format!(
+            "{} (3× the median rank's highest; taller curves clipped)",
+            format::bytes(scale)
+        )
+    } else {
+        format!("{} (highest)", format::bytes(scale))
+    };
+    let _ = ctx.fill_text(&label, LEFT, 12.0);
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(0.0, TOP - 1.0, width, h + 5.0);
+    ctx.clip();
     // Faint enough that hundreds of identical curves still read as one band.
     let alpha = (8.0 / ranks.len().max(1) as f64).clamp(0.03, 0.6);
     let path = |r: &RankSummary| {
@@ -114,4 +134,5 @@ fn draw(
             path(r);
         }
     }
+    ctx.restore();
 }
