@@ -203,6 +203,27 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
         distinct.len() > 3,
         "generated ranks vary in peak: {distinct:?}"
     );
+    // Sorted worst first by default; by rank when asked.
+    let reserved: Vec<u64> = shown.iter().map(|b| b.2).collect();
+    assert!(
+        reserved.windows(2).all(|w| w[0] >= w[1]),
+        "peak reserved, highest first: {reserved:?}"
+    );
+    c.find(Locator::Css(&testid("fleet-sort")))
+        .await
+        .expect("the sort picker")
+        .select_by_value("rank")
+        .await
+        .expect("sorting by rank");
+    wait_until("bars in rank order", || async {
+        let ranks: Vec<u32> = bars(c).await.iter().map(|b| b.0).collect();
+        if ranks == (0..RANKS as u32 - 1).collect::<Vec<_>>() {
+            Ok(())
+        } else {
+            Err(format!("{ranks:?}"))
+        }
+    })
+    .await;
 
     // The corrupt file is named, with the reader's reason.
     let reason = match read(b"not a pickle") {
