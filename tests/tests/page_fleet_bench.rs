@@ -3,12 +3,13 @@
 //! page's own figure), Chromium's memory over all its processes sampled while it works (peak
 //! PSS and RSS sums), and the pool's worker count. Sets: 64, 256 and 1,024 small ranks
 //! (captures of varied size and peak plus copies of real fixtures), to show memory flat as ranks
-//! grow, and 64 ranks of ~50 MB each. Each set opens in a fresh browser.
+//! grow, 4,096 of them for the overview's readability, and 64 ranks of ~50 MB each. Each set
+//! opens in a fresh browser.
 //!
 //! `cargo test --release -p memsnap-tests --test page_fleet_bench -- --ignored --nocapture`
 //! (MEMSNAP_DIST = the built site). Rank files are made once with `capture` under
 //! `target/bench-data/fleet-*` (never committed; delete to remake). FLEET_SETS=64,256 picks
-//! sets by name (`64`, `256`, `1024`, `64x50mb`). Writes `target/bench/fleet.json`.
+//! sets by name (`64`, `256`, `1024`, `4096`, `64x50mb`). Writes `target/bench/fleet.json`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -33,7 +34,7 @@ struct Set {
     with_real: bool,
 }
 
-const SETS: [Set; 4] = [
+const SETS: [Set; 5] = [
     Set {
         name: "64",
         ranks: 64,
@@ -51,6 +52,13 @@ const SETS: [Set; 4] = [
     Set {
         name: "1024",
         ranks: 1024,
+        generated: 48,
+        steps: (4, 400),
+        with_real: true,
+    },
+    Set {
+        name: "4096",
+        ranks: 4096,
         generated: 48,
         steps: (4, 400),
         with_real: true,
