@@ -16,13 +16,18 @@ pub struct Job {
     pub file: web_sys::File,
 }
 
-/// A worker is replaced once it has parsed this many bytes (see `next`).
+/// Jobs sent to a worker ahead of its answers: with one, a worker sat idle from its answer until
+/// the page, busy redrawing thousands of bars, sent the next file (4,096 ranks took twice as long
+/// per byte as 1,024). A worker answers in order, so its next file waits in its own queue.
+const PER_WORKER: usize = 2;
+
+/// A worker is replaced once it has been sent this many bytes (see `fill`).
 const RECYCLE_BYTES: u64 = 128 << 20;
 
 type OnProgress = Rc<dyn Fn(usize, Progress)>;
 type OnDone = Rc<dyn Fn(usize, Result<RankSummary, String>)>;
-/// The job a worker is on: its index and file name.
-type Busy = Rc<RefCell<Option<(usize, String)>>>;
+/// The jobs a worker has been sent and not answered, oldest (the one it is on) first.
+type Busy = Rc<RefCell<VecDeque<Job>>>;
 
 #[derive(Clone)]
 pub struct WorkerPool {
@@ -40,8 +45,8 @@ struct Inner {
 struct Slot {
     client: WorkerClient,
     busy: Busy,
-    /// Bytes of the files it has parsed.
-    parsed: u64,
+    /// Bytes of the files it has been sent.
+    sent: u64,
 }
 
 impl WorkerPool {
@@ -63,7 +68,7 @@ impl WorkerPool {
             })),
         };
         for slot in 0..size {
-            pool.next(slot);
+            pool.fill(slot);
         }
         pool
     }
@@ -80,110 +85,120 @@ impl WorkerPool {
         }
     }
 
-    /// Workers running now (they stop once the queue is empty).
-    pub fn running(&self) -> usize {
-        self.inner.borrow().slots.iter().flatten().count()
-    }
-
-    /// Gives slot `slot` the next queued job (starting its worker if needed), or stops its
-    /// worker when there is none.
-    fn next(&self, slot: usize) {
+    /// Sends slot `slot`'s worker queued jobs until it has `PER_WORKER`, starting (or
+    /// replacing) the worker as needed; stops it once it has nothing left to do.
+    fn fill(&self, slot: usize) {
         loop {
             let mut inner = self.inner.borrow_mut();
             if inner.stopped {
                 return;
             }
-            let Some(job) = inner.queue.pop_front() else {
-                if let Some(s) = inner.slots[slot].take() {
-                    s.client.terminate();
-                }
-                return;
+            let (idle, worn) = match &inner.slots[slot] {
+                Some(s) => (s.busy.borrow().is_empty(), s.sent >= RECYCLE_BYTES),
+                None => (true, false),
             };
-            // A worker that has parsed a lot is replaced: its wasm memory never shrinks, and
-            // parsing hundreds of files of different sizes leaves it fragmented and larger
-            // than the largest file needs.
-            if inner.slots[slot]
-                .as_ref()
-                .is_some_and(|s| s.parsed >= RECYCLE_BYTES)
-            {
+            // A worker that has parsed a lot is replaced once it is idle: its wasm memory never
+            // shrinks, and hundreds of files of different sizes leave it larger than the largest
+            // file needs. Until then it gets no more files.
+            if worn || (idle && inner.queue.is_empty()) {
+                if !idle {
+                    return;
+                }
                 if let Some(s) = inner.slots[slot].take() {
                     s.client.terminate();
                 }
+            }
+            if inner.queue.is_empty() {
+                return;
             }
             if inner.slots[slot].is_none() {
                 match self.spawn(slot, &inner.on_progress) {
                     Ok(s) => inner.slots[slot] = Some(s),
                     Err(message) => {
+                        // No worker can start: every file fails with the reason.
                         let on_done = inner.on_done.clone();
+                        let jobs: Vec<Job> = inner.queue.drain(..).collect();
                         drop(inner);
-                        on_done(job.index, Err(format!("{}: {message}", job.file.name())));
-                        continue;
+                        for job in jobs {
+                            on_done(job.index, Err(format!("{}: {message}", job.file.name())));
+                        }
+                        return;
                     }
                 }
             }
-            let Some(s) = inner.slots[slot].as_ref() else {
+            let Some(s) = inner.slots[slot].as_mut() else {
                 return;
             };
-            let client = s.client.clone();
-            *s.busy.borrow_mut() = Some((job.index, job.file.name()));
-            let size = job.file.size() as u64;
-            if let Some(s) = inner.slots[slot].as_mut() {
-                s.parsed += size;
+            if s.busy.borrow().len() >= PER_WORKER {
+                return;
             }
+            let Some(job) = inner.queue.pop_front() else {
+                return;
+            };
+            let s = inner.slots[slot].as_mut().expect("checked above");
+            s.sent += job.file.size() as u64;
+            let (client, busy) = (s.client.clone(), s.busy.clone());
             drop(inner);
-            return self.send(&client, slot, job);
+            self.send(&client, slot, &job);
+            busy.borrow_mut().push_back(job);
         }
     }
 
-    fn send(&self, client: &WorkerClient, slot: usize, job: Job) {
+    fn send(&self, client: &WorkerClient, slot: usize, job: &Job) {
         let (name, size) = (job.file.name(), job.file.size() as u64);
         let me = self.clone();
-        let index = job.index;
         let request = Request::Summarize {
             name: name.clone(),
             size,
             rank: job.rank,
         };
-        client.request(&request, Some(&job.file.into()), move |response| {
+        let file: &wasm_bindgen::JsValue = job.file.as_ref();
+        client.request(&request, Some(file), move |response| {
             let result = match response {
                 Response::Summarized(s) => Ok(*s),
                 Response::Failed { message } => Err(message),
                 other => Err(format!("{name}: unexpected answer {other:?}")),
             };
-            me.finish(slot, index, result);
+            me.finish(slot, result);
         });
     }
 
-    fn finish(&self, slot: usize, index: usize, result: Result<RankSummary, String>) {
-        let on_done = {
+    /// The worker in `slot` answered its oldest job.
+    fn finish(&self, slot: usize, result: Result<RankSummary, String>) {
+        let (job, on_done) = {
             let inner = self.inner.borrow();
             if inner.stopped {
                 return;
             }
-            if let Some(s) = &inner.slots[slot] {
-                *s.busy.borrow_mut() = None;
-            }
-            inner.on_done.clone()
+            let job = inner.slots[slot]
+                .as_ref()
+                .and_then(|s| s.busy.borrow_mut().pop_front());
+            (job, inner.on_done.clone())
         };
-        on_done(index, result);
-        self.next(slot);
+        if let Some(job) = job {
+            on_done(job.index, result);
+        }
+        self.fill(slot);
     }
 
-    /// A worker for `slot` whose progress goes to its current job, and whose death fails that
-    /// job (naming its file) and hands the slot a fresh worker.
+    /// A worker for `slot` whose progress goes to the job it is on, and whose death fails that
+    /// job (naming its file), puts the ones sent after it back in the queue, and hands the slot
+    /// a fresh worker.
     fn spawn(&self, slot: usize, on_progress: &OnProgress) -> Result<Slot, String> {
-        let busy: Busy = Rc::new(RefCell::new(None));
+        let busy: Busy = Rc::new(RefCell::new(VecDeque::new()));
         let on_progress = on_progress.clone();
         let (progress_busy, fatal_busy) = (busy.clone(), busy.clone());
         let me = self.clone();
         let client = WorkerClient::spawn(
             move |p| {
-                if let Some((index, _)) = &*progress_busy.borrow() {
-                    on_progress(*index, p)
+                let index = progress_busy.borrow().front().map(|j| j.index);
+                if let Some(index) = index {
+                    on_progress(index, p)
                 }
             },
             move |message| {
-                let Some((index, name)) = fatal_busy.borrow_mut().take() else {
+                let mut jobs = std::mem::take(&mut *fatal_busy.borrow_mut());
+                let Some(failed) = jobs.pop_front() else {
                     return;
                 };
                 let on_done = {
@@ -195,16 +210,22 @@ impl WorkerPool {
                     if let Some(s) = inner.slots[slot].take() {
                         s.client.terminate();
                     }
+                    for job in jobs.into_iter().rev() {
+                        inner.queue.push_front(job);
+                    }
                     inner.on_done.clone()
                 };
-                on_done(index, Err(format!("{name}: {message}")));
-                me.next(slot);
+                on_done(
+                    failed.index,
+                    Err(format!("{}: {message}", failed.file.name())),
+                );
+                me.fill(slot);
             },
         )?;
         Ok(Slot {
             client,
             busy,
-            parsed: 0,
+            sent: 0,
         })
     }
 }
