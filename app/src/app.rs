@@ -38,11 +38,11 @@ pub fn App() -> impl IntoView {
         // Several files, or a folder: one file per rank of a distributed job.
         if let Some(data) = e.data_transfer() {
             crate::dropped_files::dropped_files(&data, move |files, folder| {
-                state.open_files(if folder {
-                    folder_snapshots(files)
+                if folder {
+                    open_folder(state, files)
                 } else {
-                    files
-                })
+                    state.open_files(files)
+                }
             });
         }
     });
@@ -100,9 +100,16 @@ pub(crate) fn file_list(files: Option<web_sys::FileList>) -> Vec<web_sys::File> 
         .unwrap_or_default()
 }
 
-/// The snapshots among a folder's files (`folder_files`): its logs and configs are not ranks.
-pub(crate) fn folder_snapshots(files: Vec<web_sys::File>) -> Vec<web_sys::File> {
+/// Opens the snapshots among a folder's files (`folder_files`): its logs and configs are not
+/// ranks. An empty folder says so.
+pub(crate) fn open_folder(state: AppState, files: Vec<web_sys::File>) {
     let names: Vec<String> = files.iter().map(|f| f.name()).collect();
     let keep = crate::folder_files::snapshot_files(&names);
-    keep.into_iter().map(|i| files[i].clone()).collect()
+    if keep.is_empty() {
+        state
+            .load_error
+            .set(Some("no files to open: the folder is empty".into()));
+        return;
+    }
+    state.open_files(keep.into_iter().map(|i| files[i].clone()).collect());
 }
