@@ -1,6 +1,8 @@
 //! memsnap's viewer. The page (`main.rs`, Leptos) shows view models; the worker
 //! (`bin/memsnap-worker.rs`) holds the parsed snapshot and builds them (`viewmodel`), and the two
-//! talk through `protocol`. Only `protocol` and `viewmodel` are built natively (for tests).
+//! talk through `protocol`. With several files, `worker_pool` summarises them and `rank_lru`
+//! picks the detail worker of the rank shown. Only the modules without web APIs are built
+//! natively (for tests).
 
 pub mod analysis_protocol;
 pub mod folder_files;
