@@ -7,8 +7,8 @@ use wasm_bindgen::JsCast;
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
-    Anomalies, BeforeAfter, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel,
-    RankCompare, RankPeaks, RankPicker, SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
+    Anomalies, BeforeAfter, DevicePicker, Diagnostics, FlameGraph, FleetOverview, FleetTimelines,
+    Insights, OpenPanel, RankCompare, SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
 };
 
 #[component]
@@ -35,9 +35,16 @@ pub fn App() -> impl IntoView {
         e.prevent_default();
         dragging.set(false);
         crate::perf::file_chosen();
-        // Several files: one per rank of a distributed job.
-        let files = e.data_transfer().and_then(|d| d.files());
-        state.open_files(file_list(files));
+        // Several files, or a folder: one file per rank of a distributed job.
+        if let Some(data) = e.data_transfer() {
+            crate::dropped_files::dropped_files(&data, move |files, folder| {
+                if folder {
+                    open_folder(state, files)
+                } else {
+                    state.open_files(files)
+                }
+            });
+        }
     });
 
     if let Some(url) = query_param("url") {
@@ -52,14 +59,14 @@ pub fn App() -> impl IntoView {
             </header>
             <aside class="sidebar">
                 <OpenPanel/>
-                <RankPicker/>
-                <RankPeaks/>
                 <RankCompare/>
                 <DevicePicker/>
                 <Diagnostics/>
                 <Insights/>
             </aside>
             <main class="views">
+                <FleetOverview/>
+                <FleetTimelines/>
                 <Timeline/>
                 <StateSlider/>
                 <SegmentView/>
@@ -71,7 +78,7 @@ pub fn App() -> impl IntoView {
             <aside class="details">
                 <StackPanel/>
             </aside>
-            <div class="drop-hint">"Drop a snapshot (or one per rank) to open it"</div>
+            <div class="drop-hint">"Drop a snapshot, one per rank, or their folder to open them"</div>
         </div>
     }
 }
@@ -92,4 +99,18 @@ pub(crate) fn file_list(files: Option<web_sys::FileList>) -> Vec<web_sys::File> 
     files
         .map(|f| (0..f.length()).filter_map(|i| f.get(i)).collect())
         .unwrap_or_default()
+}
+
+/// Opens the snapshots among a folder's files (`folder_files`): its logs and configs are not
+/// ranks. An empty folder says so.
+pub(crate) fn open_folder(state: AppState, files: Vec<web_sys::File>) {
+    let names: Vec<String> = files.iter().map(|f| f.name()).collect();
+    let keep = crate::folder_files::snapshot_files(&names);
+    if keep.is_empty() {
+        state
+            .load_error
+            .set(Some("no files to open: the folder is empty".into()));
+        return;
+    }
+    state.open_files(keep.into_iter().map(|i| files[i].clone()).collect());
 }

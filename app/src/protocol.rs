@@ -6,6 +6,7 @@
 //! adds a `Request` variant, its `Response` variant and a builder in `viewmodel`; nothing else
 //! in the transport changes.
 
+use memsnap_core::analysis::rank_summary::RankSummary;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis_protocol::{
@@ -28,6 +29,13 @@ pub enum Request {
     OpenFile {
         name: String,
         size: u64,
+    },
+    /// One rank of a set (the pool's workers): parse the `File` sent alongside, answer its
+    /// `RankSummary` and keep nothing, so the worker's open snapshot (if any) stays as it was.
+    Summarize {
+        name: String,
+        size: u64,
+        rank: u32,
     },
     /// Fetch and open an absolute URL (the page resolves relative ones against its address).
     OpenUrl {
@@ -82,6 +90,7 @@ impl Request {
     pub fn kind(&self) -> &'static str {
         match self {
             Request::OpenFile { .. } => "OpenFile",
+            Request::Summarize { .. } => "Summarize",
             Request::OpenUrl { .. } => "OpenUrl",
             Request::Segments { .. } => "Segments",
             Request::Diagnostics { .. } => "Diagnostics",
@@ -105,6 +114,8 @@ pub enum Response {
     /// Sent any number of times before an open request's `Opened` or `Failed`.
     Progress(Progress),
     Opened(FileSummary),
+    /// The answer to `Summarize` (boxed: it is the largest variant by far).
+    Summarized(Box<RankSummary>),
     Segments(SegmentsView),
     Diagnostics(DiagnosticsView),
     Timeline(TimelineView),

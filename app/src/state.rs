@@ -7,6 +7,10 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use wasm_bindgen::JsValue;
 
+mod ranks;
+
+pub use ranks::{FleetProgress, FleetState, OpenRanks, Rank, RankStatus};
+
 use crate::client::WorkerClient;
 use crate::protocol::{DiagnosticsView, FileSummary, Progress, Request, Response, SegmentsView};
 
@@ -25,34 +29,18 @@ pub enum Hover {
     Segment { segment: usize },
 }
 
-/// One file of a multi-file open (a rank of a distributed job), parsed in its own worker.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rank {
-    pub rank: u32,
-    pub name: String,
-    pub status: RankStatus,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum RankStatus {
-    Opening(Opening),
-    Open(FileSummary),
-    Failed(String),
-}
-
 #[derive(Clone, Copy)]
 pub struct AppState {
-    /// One worker per rank; the first is also the one-file page's worker.
+    /// The workers holding a full snapshot: the one-file page's, or with several files the
+    /// detail workers of the ranks looked at last (`state::ranks`).
     clients: StoredValue<Vec<Option<WorkerClient>>, LocalStorage>,
     /// Bumped when the shown rank or the set of workers changes: replies asked for before are
     /// dropped (they describe another rank).
     generation: StoredValue<u64>,
-    /// Bumped by each multi-file open: a rank's open reply from an earlier one is dropped.
-    batch: StoredValue<u64>,
-    /// Index into `clients` (and `ranks`) of the rank the views show.
+    /// Index into `clients` of the worker whose file the views show.
     pub active: RwSignal<usize>,
-    /// The files of a multi-file open; empty when one file (or none) is open.
-    pub ranks: RwSignal<Vec<Rank>>,
+    /// Several files open as ranks: their summaries, progress and the rank shown.
+    pub fleet: FleetState,
     pub opening: RwSignal<Option<Opening>>,
     /// The last open's failure; cleared by the next successful open.
     pub load_error: RwSignal<Option<String>>,
@@ -69,9 +57,8 @@ impl AppState {
         let state = AppState {
             clients: StoredValue::new_local(Vec::new()),
             generation: StoredValue::new(0),
-            batch: StoredValue::new(0),
             active: RwSignal::new(0),
-            ranks: RwSignal::new(Vec::new()),
+            fleet: FleetState::new(),
             opening: RwSignal::new(None),
             load_error: RwSignal::new(None),
             file: RwSignal::new(None),
@@ -80,46 +67,25 @@ impl AppState {
             diagnostics: RwSignal::new(None),
             hover: RwSignal::new(None),
         };
-        let client = state.spawn_worker(0);
+        let client = state.spawn_worker();
         state.clients.set_value(vec![client]);
         state
     }
 
-    /// Worker `index`'s progress and failures go to its rank when several files are open,
-    /// else to the page's progress bar and error.
-    fn spawn_worker(&self, index: usize) -> Option<WorkerClient> {
-        let (ranks, opening, load_error) = (self.ranks, self.opening, self.load_error);
+    /// A worker whose open progress and failures go to the page's progress bar and error.
+    fn spawn_worker(&self) -> Option<WorkerClient> {
+        let (opening, load_error) = (self.opening, self.load_error);
         let client = WorkerClient::spawn(
             move |p| {
-                if ranks.with_untracked(|r| r.is_empty()) {
-                    opening.update(|o| {
-                        if let Some(o) = o {
-                            o.progress = Some(p)
-                        }
-                    })
-                } else {
-                    ranks.update(|r| {
-                        if let Some(Rank {
-                            status: RankStatus::Opening(o),
-                            ..
-                        }) = r.get_mut(index)
-                        {
-                            o.progress = Some(p)
-                        }
-                    })
-                }
+                opening.update(|o| {
+                    if let Some(o) = o {
+                        o.progress = Some(p)
+                    }
+                })
             },
             move |message| {
-                if ranks.with_untracked(|r| r.is_empty()) {
-                    opening.set(None);
-                    load_error.set(Some(message));
-                } else {
-                    ranks.update(|r| {
-                        if let Some(rank) = r.get_mut(index) {
-                            rank.status = RankStatus::Failed(message)
-                        }
-                    })
-                }
+                opening.set(None);
+                load_error.set(Some(message));
             },
         );
         match client {
@@ -168,22 +134,6 @@ impl AppState {
             });
     }
 
-    /// Asks rank `index`'s worker (not necessarily the shown rank's), e.g. to compare ranks.
-    pub fn request_rank(
-        &self,
-        index: usize,
-        request: Request,
-        on_reply: impl FnOnce(Response) + 'static,
-    ) {
-        let batch = self.batch.get_value();
-        let me = *self;
-        self.request_to(index, request, None, move |r| {
-            if me.batch.get_value() == batch {
-                on_reply(r)
-            }
-        });
-    }
-
     /// Sends a request to worker `index`, whichever rank is shown.
     fn request_to(
         &self,
@@ -201,24 +151,7 @@ impl AppState {
             });
     }
 
-    /// Back to one file after several: the first worker stays, the others stop.
-    fn leave_ranks(&self) {
-        if self.ranks.with_untracked(|r| r.is_empty()) {
-            return;
-        }
-        self.ranks.set(Vec::new());
-        self.clients.update_value(|c| {
-            for w in c.drain(1..).flatten() {
-                w.terminate();
-            }
-        });
-        self.active.set(0);
-        self.generation.update_value(|g| *g += 1);
-        self.batch.update_value(|b| *b += 1);
-    }
-
-    /// Opens several files at once, one per rank, each parsed in its own worker; the first
-    /// to open is shown. One file opens as before.
+    /// Opens several files at once, one per rank (`state::ranks`); one file opens as before.
     pub fn open_files(&self, files: Vec<web_sys::File>) {
         if files.len() <= 1 {
             if let Some(file) = files.into_iter().next() {
@@ -226,92 +159,7 @@ impl AppState {
             }
             return;
         }
-        let names: Vec<String> = files.iter().map(|f| f.name()).collect();
-        let numbers = crate::rank_names::rank_numbers(&names);
-        let mut files: Vec<(u32, web_sys::File)> = numbers.into_iter().zip(files).collect();
-        files.sort_by_key(|(rank, _)| *rank);
-
-        self.clients.update_value(|c| {
-            for w in c.drain(..).flatten() {
-                w.terminate();
-            }
-        });
-        self.generation.update_value(|g| *g += 1);
-        self.batch.update_value(|b| *b += 1);
-        self.active.set(0);
-        self.opening.set(None);
-        self.load_error.set(None);
-        self.file.set(None);
-        self.select_device(None);
-        self.ranks.set(
-            files
-                .iter()
-                .map(|(rank, f)| Rank {
-                    rank: *rank,
-                    name: f.name(),
-                    status: RankStatus::Opening(Opening {
-                        name: f.name(),
-                        size: Some(f.size() as u64),
-                        progress: None,
-                    }),
-                })
-                .collect(),
-        );
-        let clients = (0..files.len()).map(|i| self.spawn_worker(i)).collect();
-        self.clients.set_value(clients);
-        let batch = self.batch.get_value();
-        for (index, (_, file)) in files.into_iter().enumerate() {
-            let (name, size) = (file.name(), file.size() as u64);
-            let me = *self;
-            self.request_to(
-                index,
-                Request::OpenFile { name, size },
-                Some(file.into()),
-                move |r| me.finish_rank(index, batch, r),
-            );
-        }
-    }
-
-    fn finish_rank(&self, index: usize, batch: u64, response: Response) {
-        if self.batch.get_value() != batch {
-            return;
-        }
-        let status = match response {
-            Response::Opened(summary) => RankStatus::Open(summary),
-            Response::Failed { message } => RankStatus::Failed(message),
-            other => RankStatus::Failed(format!("unexpected answer to an open: {other:?}")),
-        };
-        let opened = matches!(status, RankStatus::Open(_));
-        self.ranks.update(|r| {
-            if let Some(rank) = r.get_mut(index) {
-                rank.status = status
-            }
-        });
-        // The first rank to open is shown until the user picks another.
-        if opened && self.file.get_untracked().is_none() {
-            self.show_rank(index);
-        }
-    }
-
-    /// Shows rank `index` (already parsed in its worker) in every view; keeps the device when
-    /// the rank has it.
-    pub fn show_rank(&self, index: usize) {
-        let summary = self.ranks.with_untracked(|r| match r.get(index) {
-            Some(Rank {
-                status: RankStatus::Open(s),
-                ..
-            }) => Some(s.clone()),
-            _ => None,
-        });
-        let Some(summary) = summary else { return };
-        self.generation.update_value(|g| *g += 1);
-        self.active.set(index);
-        let current = self.device.get_untracked();
-        let device = current
-            .filter(|d| summary.devices.iter().any(|s| s.device == *d))
-            .or_else(|| summary.devices.first().map(|d| d.device));
-        self.file.set(Some(summary));
-        self.select_device(device);
+        self.open_ranks(files);
     }
 
     pub fn open_file(&self, file: web_sys::File) {

@@ -3,4 +3,5 @@
 pub mod fixtures;
 pub mod memsnap_bin;
 pub mod python;
+pub mod rank_files;
 pub mod web;

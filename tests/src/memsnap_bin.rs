@@ -1,4 +1,4 @@
-//! The built `memsnap` binary, for CLI tests.
+//! The built `memsnap` and `capture` binaries, for CLI tests and for tests that make snapshots.
 //!
 //! Cargo exposes `CARGO_BIN_EXE_*` only to tests of the package that owns the binary, so this
 //! crate finds it next to its own test executable (`target/<profile>/deps/..` ->
@@ -11,11 +11,17 @@ use std::sync::OnceLock;
 
 pub fn path() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(locate).clone()
+    BIN.get_or_init(|| locate("memsnap", "MEMSNAP_BIN")).clone()
 }
 
-fn locate() -> PathBuf {
-    if let Some(p) = std::env::var_os("MEMSNAP_BIN") {
+/// The built `capture` binary (`$CAPTURE_BIN` overrides), found and built as `memsnap` is.
+pub fn capture_path() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| locate("capture", "CAPTURE_BIN")).clone()
+}
+
+fn locate(name: &str, env: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os(env) {
         return PathBuf::from(p);
     }
     let exe = std::env::current_exe().expect("current_exe");
@@ -29,24 +35,17 @@ fn locate() -> PathBuf {
     let release = profile_dir.file_name().is_some_and(|n| n == "release");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "memsnap-capture",
-        "--bin",
-        "memsnap",
-    ])
-    .arg("--target-dir")
-    .arg(&target_dir)
-    .current_dir(crate::fixtures::workspace_root());
+    cmd.args(["build", "--quiet", "-p", "memsnap-capture", "--bin", name])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(crate::fixtures::workspace_root());
     if release {
         cmd.arg("--release");
     }
-    let status = cmd.status().expect("run cargo build for memsnap");
-    assert!(status.success(), "cargo build of memsnap failed");
-    let bin = profile_dir.join(format!("memsnap{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "memsnap not found at {}", bin.display());
+    let status = cmd.status().expect("run cargo build");
+    assert!(status.success(), "cargo build of {name} failed");
+    let bin = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "{name} not found at {}", bin.display());
     bin
 }
 

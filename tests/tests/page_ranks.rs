@@ -1,42 +1,43 @@
-//! Several files opened at once, one per rank: the rank picker lists each, the per-rank peak
-//! bars carry the peaks memsnap-core computes natively, switching rank shows that file's
-//! segments, and a bad file among several shows its error while the others open.
+//! A job's folder of rank files opened at once: the fleet overview lists every rank with the
+//! figures memsnap-core's `RankSummary` gives natively for its file, names the corrupt file
+//! while the others open, picking a rank shows its detail views (parsed again from its file
+//! once it has left the few kept in full), the comparison against the fleet's median agrees
+//! with core, and one file afterwards opens as a single file again.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use fantoccini::{Client, Locator};
-use memsnap_core::analysis::timeline::Timeline;
+use memsnap_app::viewmodel::fleet::{holds_more, median_rank};
+use memsnap_core::analysis::fleet::fleet;
+use memsnap_core::analysis::rank_summary::RankSummary;
 use memsnap_core::snapshot::{read, Snapshot};
 use memsnap_tests::fixtures;
+use memsnap_tests::rank_files;
 use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
 use memsnap_tests::web::server::StaticServer;
+use serde_json::Value;
 
-const FILES: [&str; 3] = [
+/// Ranks in the folder: the last one corrupt. Enough to fill the pool several times over and
+/// to evict from the detail workers, few enough for CI.
+const RANKS: usize = 32;
+/// Distinct captures among them; the rest are copies (of these and of real fixtures).
+const GENERATED: usize = 12;
+/// Real fixtures copied in as ranks (their segment counts differ, which tells them apart).
+const REAL: [&str; 3] = [
     "cs336-b-metadata.pickle",
     "cs336-c-medium128-inference.pickle",
     "adam-small-settings.pickle",
 ];
 
-/// Highest allocated and reserved bytes over any device's timeline, natively.
-fn peaks(snapshot: &Snapshot) -> (u64, u64) {
-    snapshot
-        .devices()
-        .into_iter()
-        .map(|d| Timeline::build(snapshot, usize::try_from(d).unwrap()).summary())
-        .fold((0, 0), |(a, r), s| {
-            (a.max(s.peak_allocated), r.max(s.peak_reserved))
-        })
-}
-
-/// Picks several files in one go, as a user selecting them in the file dialog would.
-async fn pick_files(c: &Client, paths: &[PathBuf]) {
+/// Sends `paths` to the input with this test id, as a user picking them would.
+async fn pick(c: &Client, input: &str, paths: &[PathBuf]) -> Result<(), String> {
     let input = c
-        .find(Locator::Css(&testid("file-input")))
+        .find(Locator::Css(&testid(input)))
         .await
-        .expect("the page has a file-input");
+        .map_err(|e| e.to_string())?;
     let joined: Vec<String> = paths
         .iter()
         .map(|p| {
@@ -49,63 +50,106 @@ async fn pick_files(c: &Client, paths: &[PathBuf]) {
     input
         .send_keys(&joined.join("\n"))
         .await
-        .expect("sending paths to the file input");
+        .map_err(|e| e.to_string())
 }
 
-/// (data-rank, data-file, data-status) of each rank-picker entry.
-async fn ranks(c: &Client) -> Result<Vec<(u32, String, String)>, String> {
-    let rows = c
-        .find_all(Locator::Css(&format!(
-            "{} [data-rank]",
-            testid("rank-picker")
-        )))
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for r in rows {
-        let get = |name: &'static str| {
-            let r = r.clone();
-            async move {
-                r.attr(name)
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .ok_or_else(|| format!("no {name}"))
-            }
+/// Waits until the overview has every rank in (open or failed); returns (loaded, failed).
+pub async fn wait_fleet(c: &Client, total: usize) -> (usize, usize) {
+    wait_until(&format!("{total} ranks in the overview"), || async {
+        let num = |name: &'static str| async move {
+            page::attr(c, "fleet", name)
+                .await?
+                .parse::<usize>()
+                .map_err(|e| e.to_string())
         };
-        let rank = get("data-rank")
-            .await?
-            .parse()
-            .map_err(|e| format!("{e}"))?;
-        out.push((rank, get("data-file").await?, get("data-status").await?));
-    }
-    Ok(out)
-}
-
-/// Waits until the picker lists `n` ranks, none still opening.
-async fn wait_ranks(c: &Client, n: usize) -> Vec<(u32, String, String)> {
-    wait_until(&format!("{n} ranks opened"), move || async move {
-        let r = ranks(c).await?;
-        if r.len() == n && r.iter().all(|(_, _, s)| s != "opening") {
-            Ok(r)
+        let (loaded, failed, all) = (
+            num("data-ranks-loaded").await?,
+            num("data-ranks-failed").await?,
+            num("data-ranks-total").await?,
+        );
+        let listed = c
+            .find_all(Locator::Css(&testid("fleet-rank")))
+            .await
+            .map_err(|e| e.to_string())?
+            .len();
+        if all == total && loaded + failed == total && listed == loaded {
+            Ok((loaded, failed))
         } else {
-            Err(format!("{r:?}"))
+            Err(format!(
+                "{loaded} open + {failed} failed of {all}, {listed} listed"
+            ))
         }
     })
     .await
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn three_ranks_open_side_by_side() {
-    let Some(_) = fixtures::real_fixtures() else {
-        return;
-    };
-    let Some(dist) = dist_dir() else { return };
-    let paths: Vec<PathBuf> = FILES.iter().map(|f| fixtures::real_dir().join(f)).collect();
-    let snapshots: HashMap<String, Snapshot> = FILES
+/// Every bar of the overview: (rank, file, peak reserved, peak allocated, OOMs).
+async fn bars(c: &Client) -> Vec<(u32, String, u64, u64, usize)> {
+    let rows = c
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=fleet-rank]')].map(e => \
+             [e.dataset.rank, e.dataset.file, e.dataset.peakReserved, e.dataset.peakAllocated, \
+             e.dataset.ooms]);",
+            vec![],
+        )
+        .await
+        .expect("reading the overview");
+    let num = |v: &Value| v.as_str().unwrap().parse::<u64>().unwrap();
+    rows.as_array()
+        .unwrap()
         .iter()
-        .zip(&paths)
-        .map(|(f, p)| (f.to_string(), page::load(p)))
-        .collect();
+        .map(|r| {
+            (
+                num(&r[0]) as u32,
+                r[1].as_str().unwrap().to_string(),
+                num(&r[2]),
+                num(&r[3]),
+                num(&r[4]) as usize,
+            )
+        })
+        .collect()
+}
+
+/// Clicks rank `rank`'s bar (again if the strip was redrawn between finding and clicking it).
+async fn click_rank(c: &Client, rank: u32) {
+    let bar = format!("{}[data-rank=\"{rank}\"]", testid("fleet-rank"));
+    wait_until(&format!("clicking rank {rank}"), || async {
+        c.find(Locator::Css(&bar))
+            .await
+            .map_err(|e| e.to_string())?
+            .click()
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_folder_of_ranks_opens_as_a_fleet() {
+    let Some(dist) = dist_dir() else { return };
+    let real: Vec<PathBuf> = match fixtures::real_fixtures() {
+        Some(_) => REAL.iter().map(|f| fixtures::real_dir().join(f)).collect(),
+        None => Vec::new(),
+    };
+    let dir = fixtures::scratch("page-ranks-fleet");
+    let mut paths = rank_files::job_folder(&dir, RANKS - 1, GENERATED, (2, 6), &real);
+    let bad = rank_files::rank_path(&dir, RANKS - 1);
+    std::fs::write(&bad, b"not a pickle").unwrap();
+    paths.push(bad.clone());
+    // Not a snapshot: a folder open leaves it out.
+    std::fs::write(dir.join("train.log"), b"step 1 loss 2.3\n").unwrap();
+
+    // What core says of each good file; ranks come from the names.
+    let mut summaries: HashMap<String, RankSummary> = HashMap::new();
+    let mut snapshots: HashMap<String, Snapshot> = HashMap::new();
+    for (rank, path) in paths.iter().enumerate().take(RANKS - 1) {
+        let bytes = std::fs::read(path).unwrap();
+        let snap = read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let summary = RankSummary::of(&snap, &name, rank as u32, bytes.len() as u64);
+        summaries.insert(name.clone(), summary);
+        snapshots.insert(name, snap);
+    }
 
     let server = StaticServer::start(&dist, &[]).expect("serving dist/");
     let Some(browser) = Browser::start().await else {
@@ -113,161 +157,160 @@ async fn three_ranks_open_side_by_side() {
     };
     let c = &browser.client;
     c.goto(&server.url("")).await.expect("opening the page");
-    pick_files(c, &paths).await;
-
-    let listed = wait_ranks(c, 3).await;
-    let mut names: Vec<&str> = listed.iter().map(|(_, f, _)| f.as_str()).collect();
-    names.sort_unstable();
-    let mut want_names = FILES.to_vec();
-    want_names.sort_unstable();
-    assert_eq!(names, want_names, "one rank per file");
-    assert!(
-        listed.iter().all(|(_, _, s)| s == "open"),
-        "all open: {listed:?}"
-    );
-    // No rank in these names: ranks are the files' order.
-    let mut numbers: Vec<u32> = listed.iter().map(|r| r.0).collect();
-    numbers.sort_unstable();
-    assert_eq!(numbers, vec![0, 1, 2]);
-    let file_of: HashMap<u32, String> = listed.iter().map(|(r, f, _)| (*r, f.clone())).collect();
-
-    // Peak bars: exact integers equal to core's.
-    let bars = c
-        .find_all(Locator::Css(&format!(
-            "{} [data-rank]",
-            testid("rank-peaks")
-        )))
-        .await
-        .expect("listing peak bars");
-    assert_eq!(bars.len(), 3, "one peak bar per rank");
-    for bar in &bars {
-        let attr = |name: &'static str| {
-            let bar = bar.clone();
-            async move {
-                bar.attr(name)
-                    .await
-                    .unwrap()
-                    .unwrap_or_else(|| panic!("{name}"))
-            }
-        };
-        let rank: u32 = attr("data-rank").await.parse().unwrap();
-        let file = &file_of[&rank];
-        let got = (
-            attr("data-peak-allocated").await.parse::<u64>().unwrap(),
-            attr("data-peak-reserved").await.parse::<u64>().unwrap(),
-        );
-        let want = peaks(&snapshots[file]);
-        assert_eq!(got, want, "{file}: peak (allocated, reserved)");
-        assert!(got.0 > 0 && got.1 >= got.0, "{file}: peaks {got:?}");
+    // The folder picker (webkitdirectory); chromedriver uploads a folder sent to it.
+    match pick(c, "folder-input", std::slice::from_ref(&dir)).await {
+        Ok(()) => eprintln!("opened the ranks through the folder input"),
+        Err(e) => {
+            eprintln!("the folder input refused a folder ({e}): picking the files instead");
+            pick(c, "file-input", &paths).await.expect("picking files");
+        }
     }
 
-    // Switching rank shows that file's segments and totals, back and forth.
-    for (rank, file) in listed
-        .iter()
-        .chain(listed.iter().rev())
-        .map(|(r, f, _)| (*r, f))
-    {
-        let button = format!(
-            "{} [data-rank=\"{rank}\"] {}",
-            testid("rank-picker"),
-            testid("rank-button")
-        );
-        c.find(Locator::Css(&button))
-            .await
-            .expect("rank button")
-            .click()
-            .await
-            .expect("clicking a rank");
-        page::wait_file_name(c, file).await;
-        page::wait_shown(c, file, &page::expected(&snapshots[file])).await;
-    }
-    // The three files' segment counts differ, so the waits above tell the ranks apart.
-    let counts: std::collections::HashSet<u64> = snapshots
-        .values()
-        .map(|s| page::expected(s).segments)
-        .collect();
-    assert_eq!(counts.len(), 3, "fixtures with distinct segment counts");
-    compare(c, &listed, &snapshots).await;
-    page::screenshot(c, "ranks").await;
-
-    // A bad file among several: its rank shows the reader's error, the other opens; then one
-    // file opens as a plain single file again.
-    let scratch = fixtures::scratch("page-ranks");
-    let bad = scratch.join("rank1.pickle");
-    std::fs::write(&bad, b"not a pickle").unwrap();
-    let good = scratch.join("rank0.pickle");
-    std::fs::copy(&paths[2], &good).unwrap();
-    pick_files(c, &[bad.clone(), good.clone()]).await;
-    let listed = wait_ranks(c, 2).await;
+    let (loaded, failed) = wait_fleet(c, RANKS).await;
     assert_eq!(
-        listed,
-        vec![
-            (0, "rank0.pickle".into(), "open".into()),
-            (1, "rank1.pickle".into(), "failed".into())
-        ],
-        "ranks from the names, sorted; the bad one failed"
+        (loaded, failed),
+        (RANKS - 1, 1),
+        "all good ranks open, the bad one failed"
     );
-    let reason = match read(&std::fs::read(&bad).unwrap()) {
+    let workers: usize = page::attr(c, "fleet", "data-workers")
+        .await
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (1..=memsnap_app::worker_pool::MAX_WORKERS).contains(&workers),
+        "a bounded pool, not one worker per file: {workers}"
+    );
+
+    // Every rank's figures are core's for that file.
+    let shown = bars(c).await;
+    assert_eq!(shown.len(), RANKS - 1);
+    for (rank, file, reserved, allocated, ooms) in &shown {
+        let want = &summaries[file];
+        assert_eq!(*rank, want.rank, "{file}: rank from its name");
+        assert_eq!(
+            (*reserved, *allocated, *ooms),
+            (
+                want.peak_reserved_bytes(),
+                want.peak_allocated_bytes(),
+                want.oom_count()
+            ),
+            "{file}: peak reserved, peak allocated, OOMs"
+        );
+    }
+    let distinct: std::collections::HashSet<u64> = shown.iter().map(|b| b.2).collect();
+    assert!(
+        distinct.len() > 3,
+        "generated ranks vary in peak: {distinct:?}"
+    );
+    // Sorted worst first by default; by rank when asked.
+    let reserved: Vec<u64> = shown.iter().map(|b| b.2).collect();
+    assert!(
+        reserved.windows(2).all(|w| w[0] >= w[1]),
+        "peak reserved, highest first: {reserved:?}"
+    );
+    c.find(Locator::Css(&testid("fleet-sort")))
+        .await
+        .expect("the sort picker")
+        .select_by_value("rank")
+        .await
+        .expect("sorting by rank");
+    wait_until("bars in rank order", || async {
+        let ranks: Vec<u32> = bars(c).await.iter().map(|b| b.0).collect();
+        if ranks == (0..RANKS as u32 - 1).collect::<Vec<_>>() {
+            Ok(())
+        } else {
+            Err(format!("{ranks:?}"))
+        }
+    })
+    .await;
+
+    // The corrupt file is named, with the reader's reason.
+    let reason = match read(b"not a pickle") {
         Err(e) => e.to_string(),
         Ok(_) => panic!("the bad file reads"),
     };
-    let error = page::text(c, "load-error").await.expect("load-error shown");
-    assert!(
-        error.contains("rank1.pickle") && error.contains(&reason),
-        "error {error:?} names the file and says {reason:?}"
-    );
-    page::wait_file_name(c, "rank0.pickle").await;
-    page::wait_shown(c, "rank0.pickle", &page::expected(&snapshots[FILES[2]])).await;
-    page::screenshot(c, "ranks-bad-file").await;
-
-    single_file_after_ranks(c, &paths[0], &snapshots[FILES[0]]).await;
-}
-
-async fn single_file_after_ranks(c: &Client, path: &Path, snapshot: &Snapshot) {
-    page::pick_file(c, path).await;
-    let name = path.file_name().unwrap().to_string_lossy().to_string();
-    page::wait_file_name(c, &name).await;
-    page::wait_shown(c, &name, &page::expected(snapshot)).await;
-    let pickers = c
-        .find_all(Locator::Css(&testid("rank-picker")))
+    let failure = c
+        .find(Locator::Css(&format!(
+            "{}[data-file=\"rank{}.pickle\"]",
+            testid("fleet-failure"),
+            RANKS - 1
+        )))
+        .await
+        .expect("the bad file is listed")
+        .text()
         .await
         .unwrap();
-    assert!(pickers.is_empty(), "one file: no rank picker");
+    assert!(
+        failure.contains(&format!("rank{}.pickle", RANKS - 1)) && failure.contains(&reason),
+        "failure {failure:?} names the file and says {reason:?}"
+    );
+
+    // Picking ranks shows each one's detail views; four picks evict the first from the three
+    // detail workers, so going back to it parses its file again.
+    let picks: Vec<usize> = if real.is_empty() {
+        vec![0, 1, 2, 3, 0]
+    } else {
+        // The first copies of the three real fixtures, then a capture, then the first again.
+        vec![GENERATED, GENERATED + 2, GENERATED + 4, 0, GENERATED]
+    };
+    for &rank in &picks {
+        let name = format!("rank{rank}.pickle");
+        click_rank(c, rank as u32).await;
+        page::wait_file_name(c, &name).await;
+        page::wait_shown(c, &name, &page::expected(&snapshots[&name])).await;
+    }
+    page::screenshot(c, "fleet").await;
+    compare_with_median(c, &picks, &summaries).await;
+    page::scroll_to(c, "rank-compare").await;
+    page::screenshot(c, "fleet-compare").await;
+
+    single_file_after_ranks(c, &paths[0], &snapshots["rank0.pickle"]).await;
 }
 
-/// Compare mode: the shown rank (the first, after the switches above) beside another; each
-/// column holds that file's totals as core computes them.
-async fn compare(
+/// The compare panel: the shown rank (the last pick) beside the fleet's median rank, each
+/// column core's figures for that file, and what the shown rank holds more of, by frame.
+async fn compare_with_median(
     c: &Client,
-    listed: &[(u32, String, String)],
-    snapshots: &HashMap<String, Snapshot>,
+    picks: &[usize],
+    summaries: &HashMap<String, RankSummary>,
 ) {
-    let (left, right) = (&listed[0].1, &listed[1].1);
-    let select = c
-        .find(Locator::Css(&testid("compare-rank")))
-        .await
-        .expect("compare-rank select");
-    // Options are rank indices; the second listed rank is index 1 (ranks are listed in order).
-    select.select_by_value("1").await.expect("picking rank 1");
-    for (column, file) in [(2, left), (3, right)] {
-        let want = page::expected(&snapshots[file]);
-        let cell = |row: &'static str| {
-            format!(
-                "{} tr[data-row=\"{row}\"] td:nth-child({column})",
-                testid("rank-compare")
-            )
-        };
+    let mut ranks: Vec<RankSummary> = summaries.values().cloned().collect();
+    ranks.sort_by_key(|r| r.rank);
+    let index: Vec<usize> = ranks.iter().map(|r| r.rank as usize).collect();
+    let figures = fleet(&ranks);
+    let median = median_rank(&index, &ranks, &figures).expect("a median rank");
+    let shown = &summaries[&format!("rank{}.pickle", picks[picks.len() - 1])];
+    let median = &summaries[&format!("rank{median}.pickle")];
+    for (column, summary) in [(2, shown), (3, median)] {
+        let d = &summary.devices[0];
+        let want = vec![
+            d.peak_reserved_bytes,
+            d.peak_allocated_bytes,
+            d.reserved_bytes,
+            d.allocated_bytes,
+            d.largest_free_block_bytes,
+            d.segments,
+            d.blocks,
+        ];
+        let file = &summary.file;
         wait_until(&format!("{file} in compare column {column}"), || async {
             let mut got = Vec::new();
             for row in [
-                "segments",
-                "blocks",
+                "peak-reserved",
+                "peak-allocated",
                 "reserved",
                 "allocated",
                 "largest-free",
+                "segments",
+                "blocks",
             ] {
+                let cell = format!(
+                    "{} tr[data-row=\"{row}\"] td:nth-child({column})",
+                    testid("rank-compare")
+                );
                 let v = c
-                    .find(Locator::Css(&cell(row)))
+                    .find(Locator::Css(&cell))
                     .await
                     .map_err(|e| e.to_string())?
                     .attr("data-value")
@@ -276,19 +319,45 @@ async fn compare(
                     .ok_or("no value yet")?;
                 got.push(v.parse::<u64>().map_err(|e| e.to_string())?);
             }
-            let w = vec![
-                want.segments,
-                want.blocks,
-                want.reserved,
-                want.allocated,
-                want.largest_free,
-            ];
-            if got == w {
+            if got == want {
                 Ok(())
             } else {
-                Err(format!("{got:?} != {w:?}"))
+                Err(format!("{got:?} != {want:?}"))
             }
         })
         .await;
     }
+    let want: Vec<(String, String)> = holds_more(shown, median)
+        .into_iter()
+        .take(5)
+        .map(|d| (d.frame.clone(), d.excess().to_string()))
+        .collect();
+    let got = c
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=holds-more]')].map(e => \
+             [e.dataset.frame, e.dataset.excess]);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let got: Vec<(String, String)> = got
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r[0].as_str().unwrap().into(), r[1].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(
+        got, want,
+        "what rank {} holds more of than the median",
+        shown.rank
+    );
+}
+
+async fn single_file_after_ranks(c: &Client, path: &Path, snapshot: &Snapshot) {
+    page::pick_file(c, path).await;
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    page::wait_file_name(c, &name).await;
+    page::wait_shown(c, &name, &page::expected(snapshot)).await;
+    let overviews = c.find_all(Locator::Css(&testid("fleet"))).await.unwrap();
+    assert!(overviews.is_empty(), "one file: no fleet overview");
 }

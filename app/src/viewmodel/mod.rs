@@ -8,6 +8,7 @@ mod cache;
 mod compare;
 mod diagnostics;
 mod flame;
+pub mod fleet;
 mod insights;
 mod segments;
 mod stack;
@@ -39,9 +40,11 @@ pub fn answer(snapshot: &Snapshot, cache: &mut Analyses, request: &Request) -> R
         Request::Diagnostics { device } => {
             Response::Diagnostics(diagnostics_view(snapshot, *device))
         }
-        Request::OpenFile { .. } | Request::OpenUrl { .. } => Response::Failed {
-            message: "open requests are handled by the worker's loader".into(),
-        },
+        Request::OpenFile { .. } | Request::OpenUrl { .. } | Request::Summarize { .. } => {
+            Response::Failed {
+                message: "open requests are handled by the worker's loader".into(),
+            }
+        }
         other => Response::Failed {
             message: format!("no view model for {other:?}"),
         },

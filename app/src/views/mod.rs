@@ -6,11 +6,12 @@ mod before_after;
 mod devices;
 mod diagnostics;
 mod flamegraph;
+mod fleet;
+mod fleet_timelines;
 mod insights;
 mod load_warnings;
 mod open;
 mod rank_compare;
-mod ranks;
 mod segments;
 mod stack;
 mod state_slider;
@@ -19,9 +20,10 @@ mod whatif;
 
 pub use devices::DevicePicker;
 pub use diagnostics::Diagnostics;
+pub use fleet::FleetOverview;
+pub use fleet_timelines::FleetTimelines;
 pub use open::OpenPanel;
 pub use rank_compare::RankCompare;
-pub use ranks::{RankPeaks, RankPicker};
 pub use segments::SegmentView;
 pub use stack::StackPanel;
 // The analysis views.

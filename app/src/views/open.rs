@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::load_warnings::LoadWarnings;
-use crate::app::{event_input, file_list};
+use crate::app::{event_input, file_list, open_folder};
 use crate::format;
 use crate::protocol::Stage;
 use crate::state::AppState;
@@ -20,6 +20,13 @@ pub fn OpenPanel() -> impl IntoView {
         // Several files: one per rank of a distributed job.
         state.open_files(file_list(input.files()));
         // Picking the same file again should open it again.
+        input.set_value("");
+    };
+    // A folder: every snapshot in it and its subfolders, one per rank.
+    let on_folder = move |e: leptos::ev::Event| {
+        let Some(input) = event_input(&e) else { return };
+        crate::perf::file_chosen();
+        open_folder(state, file_list(input.files()));
         input.set_value("");
     };
 
@@ -41,11 +48,15 @@ pub fn OpenPanel() -> impl IntoView {
                 <input type="file" multiple data-testid="file-input" accept=".pickle,.pkl,.pk,application/octet-stream"
                     on:change=on_pick/>
             </label>
+            <label class="button">
+                "Open a folder…"
+                <input type="file" prop:webkitdirectory=true multiple data-testid="folder-input" on:change=on_folder/>
+            </label>
             <button class="button" data-testid="open-example"
                 on:click=move |_| state.open_url(EXAMPLE_URL)>
                 "Open the example"
             </button>
-            <p class="muted hint">"several files open as ranks; or drop files anywhere, or add ?url=… to the address"</p>
+            <p class="muted hint">"several files (or a folder) open as the ranks of one job; or drop files or a folder anywhere, or add ?url=… to the address"</p>
             <Progress/>
             {move || state.load_error.get().map(|e| view! {
                 <div class="error" data-testid="load-error" role="alert">{e}</div>

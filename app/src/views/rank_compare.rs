@@ -1,98 +1,142 @@
-//! Two ranks' diagnostics side by side: the shown rank and one picked here. Each number comes
-//! from that rank's worker (`analysis::totals`), for the rank's first device.
+//! The shown rank beside the fleet's median rank (or another rank picked here): dump totals and
+//! peaks from each rank's `RankSummary` (the device shown, else the rank's first), and what the
+//! shown rank holds more of than the other at its peak, by top frame. Summaries only: comparing
+//! never parses a file again.
 
 use leptos::prelude::*;
+use memsnap_core::analysis::rank_summary::{DeviceRankSummary, RankSummary};
 
 use crate::format;
-use crate::protocol::{DiagnosticsView, Request, Response};
-use crate::state::{AppState, RankStatus};
+use crate::state::AppState;
+use crate::viewmodel::fleet::{holds_more, median_rank};
+
+/// Frames listed under the table.
+const FRAMES_LISTED: usize = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Other {
+    Median,
+    Rank(usize),
+}
 
 #[component]
 pub fn RankCompare() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let other = RwSignal::new(None::<usize>);
-    let sides = RwSignal::new([None::<DiagnosticsView>, None]);
-    Effect::new(move |_| {
-        let ranks = state.ranks.get();
-        let picks = [Some(state.active.get()), other.get()];
-        sides.set([None, None]);
-        for (side, pick) in picks.into_iter().enumerate() {
-            let device = pick.and_then(|i| match ranks.get(i).map(|r| &r.status) {
-                Some(RankStatus::Open(f)) => Some(f.devices.first().map_or(0, |d| d.device)),
-                _ => None,
-            });
-            let (Some(index), Some(device)) = (pick, device) else {
-                continue;
-            };
-            state.request_rank(index, Request::Diagnostics { device }, move |r| {
-                // A newer pick has replaced this one: its answer is not for this table.
-                let current = [Some(state.active.get_untracked()), other.get_untracked()];
-                if let (Response::Diagnostics(v), true) = (r, current[side] == pick) {
-                    sides.update(|s| s[side] = Some(v));
-                }
-            });
-        }
-    });
+    let fleet = state.fleet;
+    let other = RwSignal::new(Other::Median);
     move || {
-        let ranks = state.ranks.get();
+        let shown = fleet.shown.get()?;
+        let ranks = fleet.ranks.get();
         if ranks.len() < 2 {
             return None;
         }
-        let active = state.active.get();
+        let device = state.device.get();
+        let (left, right, median) = fleet.open.with(|o| {
+            let figures = memsnap_core::analysis::fleet::fleet(&o.summaries);
+            let median = median_rank(&o.index, &o.summaries, &figures);
+            let pick = match other.get() {
+                Other::Median => median,
+                Other::Rank(i) => Some(i),
+            };
+            (
+                o.get(shown).cloned(),
+                pick.and_then(|i| o.get(i)).cloned(),
+                median,
+            )
+        });
+        let left = left?;
         let options = ranks
             .iter()
             .enumerate()
-            .filter(|(i, r)| *i != active && matches!(r.status, RankStatus::Open(_)))
+            .filter(|(i, _)| *i != shown)
             .map(|(i, r)| {
-                let selected = other.get_untracked() == Some(i);
+                let selected = other.get_untracked() == Other::Rank(i);
                 view! { <option value=i.to_string() selected=selected>{format!("rank {} · {}", r.rank, r.name)}</option> }
             })
             .collect_view();
-        let [left, right] = sides.get();
-        let rank_of = |i: Option<usize>| {
-            i.and_then(|i| ranks.get(i))
-                .map_or("—".to_string(), |r| format!("rank {}", r.rank))
+        let median_label = median
+            .and_then(|i| ranks.get(i))
+            .map_or("fleet median".to_string(), |r| {
+                format!("fleet median (rank {})", r.rank)
+            });
+        let dev = |s: &RankSummary| -> Option<DeviceRankSummary> {
+            device
+                .and_then(|d| s.devices.iter().find(|x| x.device == d))
+                .or_else(|| s.devices.first())
+                .cloned()
         };
-        type Row = (&'static str, &'static str, fn(&DiagnosticsView) -> u64);
-        let rows: [Row; 7] = [
-            ("Reserved", "reserved", |d: &DiagnosticsView| d.reserved),
-            ("Allocated", "allocated", |d: &DiagnosticsView| d.allocated),
-            ("Largest free", "largest-free", |d: &DiagnosticsView| {
-                d.largest_free
+        let (l, r) = (dev(&left), right.as_ref().and_then(dev));
+        type Row = (&'static str, &'static str, fn(&DeviceRankSummary) -> u64);
+        let rows: [Row; 9] = [
+            ("Peak reserved", "peak-reserved", |d| d.peak_reserved_bytes),
+            ("Peak allocated", "peak-allocated", |d| {
+                d.peak_allocated_bytes
             }),
-            ("Cached free", "inactive", |d: &DiagnosticsView| d.inactive),
-            ("Pending free", "pending-free", |d: &DiagnosticsView| {
-                d.pending_free
+            ("Reserved", "reserved", |d| d.reserved_bytes),
+            ("Allocated", "allocated", |d| d.allocated_bytes),
+            ("Largest free", "largest-free", |d| {
+                d.largest_free_block_bytes
             }),
-            ("Segments", "segments", |d: &DiagnosticsView| d.segments),
-            ("Blocks", "blocks", |d: &DiagnosticsView| d.blocks),
+            ("Cached free", "inactive", |d| d.total_free_bytes),
+            ("Segments", "segments", |d| d.segments),
+            ("Blocks", "blocks", |d| d.blocks),
+            ("OOMs", "ooms", |d| d.ooms.len() as u64),
         ];
-        let rows = rows.into_iter().map(|(label, key, get)| {
-            let cell = |d: &Option<DiagnosticsView>| {
-                let v = d.as_ref().map(get);
-                let text = match (v, key) {
-                    (Some(v), "segments" | "blocks") => v.to_string(),
-                    (Some(v), _) => format::bytes(v),
-                    (None, _) => "…".to_string(),
+        let rows = rows
+            .into_iter()
+            .map(|(label, key, get)| {
+                let cell = |d: &Option<DeviceRankSummary>| {
+                    let v = d.as_ref().map(get);
+                    let text = match (v, key) {
+                        (Some(v), "segments" | "blocks" | "ooms") => v.to_string(),
+                        (Some(v), _) => format::bytes(v),
+                        (None, _) => "—".to_string(),
+                    };
+                    view! { <td data-value=v.map(|v| v.to_string()) title=v.map(|v| format!("{v}"))>{text}</td> }
                 };
-                view! { <td data-value=v.map(|v| v.to_string()) title=v.map(|v| format!("{v} bytes"))>{text}</td> }
-            };
-            view! { <tr data-row=key><th>{label}</th>{cell(&left)}{cell(&right)}</tr> }
-        });
-        let rows = rows.collect_view();
+                view! { <tr data-row=key><th>{label}</th>{cell(&l)}{cell(&r)}</tr> }
+            })
+            .collect_view();
+        let more = right
+            .as_ref()
+            .map(|right| holds_more(&left, right))
+            .unwrap_or_default();
+        let frames = more
+            .into_iter()
+            .take(FRAMES_LISTED)
+            .map(|d| {
+                let title = format!(
+                    "{}: {} here, {} there",
+                    d.frame,
+                    format::bytes(d.bytes),
+                    format::bytes(d.other_bytes)
+                );
+                view! {
+                    <li data-testid="holds-more" data-frame=d.frame.clone() data-excess=d.excess().to_string() title=title>
+                        <span class="mono">{format!("+{}", format::bytes(d.excess() as u64))}</span>" "{d.frame.clone()}
+                    </li>
+                }
+            })
+            .collect_view();
+        let right_name = right
+            .as_ref()
+            .map_or("—".to_string(), |s| format!("rank {}", s.rank));
         Some(view! {
             <section class="panel rank-compare-panel">
                 <h2>"Compare ranks"</h2>
                 <select data-testid="compare-rank" on:change=move |e| {
-                    other.set(event_target_value(&e).parse().ok());
+                    let v = event_target_value(&e);
+                    other.set(v.parse().map_or(Other::Median, Other::Rank));
                 }>
-                    <option value="" selected=other.get_untracked().is_none()>"pick a rank…"</option>
+                    <option value="median" selected=other.get_untracked() == Other::Median>{median_label}</option>
                     {options}
                 </select>
                 <table class="rank-compare" data-testid="rank-compare">
-                    <tr><th></th><th>{rank_of(Some(active))}</th><th>{rank_of(other.get())}</th></tr>
+                    <tr><th></th><th>{format!("rank {}", left.rank)}</th><th>{right_name.clone()}</th></tr>
                     {rows}
                 </table>
+                <h3 class="muted">{format!("Holds more than {right_name} at its peak")}</h3>
+                <ul class="holds-more">{frames}</ul>
             </section>
         })
     }

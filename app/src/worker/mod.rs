@@ -9,6 +9,7 @@ mod warm_up;
 use std::cell::RefCell;
 
 use js_sys::{Array, Uint8Array};
+use memsnap_core::analysis::rank_summary::RankSummary;
 use memsnap_core::snapshot::Snapshot;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -95,6 +96,18 @@ fn on_message(event: MessageEvent) {
                 Err(message) => post(id, &Response::Failed { message }),
             }
         }
+        Request::Summarize { name, rank, .. } => {
+            let result = Array::from(&data)
+                .get(1)
+                .dyn_into::<web_sys::File>()
+                .map_err(|_| format!("{name}: no file came with the summary request"))
+                .and_then(|f| file::read_all(id, &f))
+                .and_then(|bytes| summarize(id, &name, rank, bytes));
+            match result {
+                Ok(summary) => post(id, &Response::Summarized(Box::new(summary))),
+                Err(message) => post(id, &Response::Failed { message }),
+            }
+        }
         Request::OpenUrl { url } => wasm_bindgen_futures::spawn_local(async move {
             let started = perf::now();
             match fetch::read_all(id, &url).await {
@@ -138,8 +151,8 @@ fn on_message(event: MessageEvent) {
 /// The fewest bytes parsed between two progress reports.
 const PROGRESS_STEP: u64 = 256 << 10;
 
-/// Parses `bytes` (read in `read_ms`); on success the result replaces the open snapshot.
-fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
+/// Parses `bytes`, reporting progress; the snapshot and the milliseconds it took.
+fn parse(id: RequestId, name: &str, bytes: &[u8]) -> Result<(Snapshot, f64), String> {
     let size = bytes.len() as u64;
     progress(id, Stage::Parsing, 0, Some(size));
     let started = perf::now();
@@ -147,16 +160,24 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
     // PROGRESS_STEP: each is a message to the page, and a 10 kB file sent a hundred of them.
     let step = (size / 100).max(PROGRESS_STEP);
     let mut reported = 0;
-    let parsed = memsnap_core::snapshot::read_with_progress(&bytes, &mut |done| {
+    let parsed = memsnap_core::snapshot::read_with_progress(bytes, &mut |done| {
         if done >= reported + step {
             reported = done;
             progress(id, Stage::Parsing, done, Some(size));
         }
     });
-    let parse_ms = perf::now() - started;
+    parsed
+        .map(|snapshot| (snapshot, perf::now() - started))
+        .map_err(|e| format!("{name}: not a snapshot memsnap can read: {e}"))
+}
+
+/// Parses `bytes` (read in `read_ms`); on success the result replaces the open snapshot.
+fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
+    let size = bytes.len() as u64;
+    let parsed = parse(id, name, &bytes);
     drop(bytes);
     match parsed {
-        Ok(snapshot) => {
+        Ok((snapshot, parse_ms)) => {
             let indexing = perf::now();
             let mut cache = Analyses::new();
             let mut summary = file_summary(&snapshot, &mut cache, name, size, parse_ms);
@@ -167,11 +188,16 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
             CACHE.with(|c| *c.borrow_mut() = cache);
             post(id, &Response::Opened(summary));
         }
-        Err(e) => post(
-            id,
-            &Response::Failed {
-                message: format!("{name}: not a snapshot memsnap can read: {e}"),
-            },
-        ),
+        Err(message) => post(id, &Response::Failed { message }),
     }
+}
+
+/// One rank of a set: its summary, the same `RankSummary::of` that `memsnap fleet` runs.
+/// The bytes and the snapshot are dropped here, before the answer is posted.
+fn summarize(id: RequestId, name: &str, rank: u32, bytes: Vec<u8>) -> Result<RankSummary, String> {
+    let size = bytes.len() as u64;
+    let parsed = parse(id, name, &bytes);
+    drop(bytes);
+    let (snapshot, _) = parsed?;
+    Ok(RankSummary::of(&snapshot, name, rank, size))
 }

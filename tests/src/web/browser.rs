@@ -93,6 +93,12 @@ impl Browser {
         })
     }
 
+    /// Memory of this session's Chromium over all its processes (browser, renderers, GPU,
+    /// utilities; a dedicated worker is a thread of its page's renderer).
+    pub fn memory(&self) -> ProcessMemory {
+        session_memory(&self.profile)
+    }
+
     /// Ends the session (Chromium exits), then the driver.
     pub async fn close(self) {
         let _ = self.client.clone().close().await;
@@ -123,29 +129,81 @@ impl Drop for PartialBrowser {
     }
 }
 
+/// Summed over a Chromium session's processes, in bytes. RSS counts shared pages (libraries,
+/// shared memory) once per process; PSS splits them between the processes sharing them, so
+/// the PSS sum is what the session as a whole holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcessMemory {
+    pub processes: usize,
+    pub rss: u64,
+    pub pss: u64,
+    /// PSS of the renderers alone (a page and its dedicated workers).
+    pub renderer_pss: u64,
+}
+
+#[cfg(target_os = "linux")]
+fn session_memory(profile: &Path) -> ProcessMemory {
+    let mut m = ProcessMemory::default();
+    for pid in session_pids(profile) {
+        // "Rss:   1234 kB" lines; a process that exited meanwhile is skipped.
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else {
+            continue;
+        };
+        let kb = |key: &str| {
+            text.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+                * 1024
+        };
+        m.processes += 1;
+        m.rss += kb("Rss:");
+        m.pss += kb("Pss:");
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmdline.windows(15).any(|w| w == b"--type=renderer") {
+            m.renderer_pss += kb("Pss:");
+        }
+    }
+    m
+}
+
+#[cfg(not(target_os = "linux"))]
+fn session_memory(_profile: &Path) -> ProcessMemory {
+    ProcessMemory::default()
+}
+
+/// This session's Chromium processes: those with its profile folder in their command line.
+/// Renderers rewrite theirs as one line with spaces (their process title), so the flag is
+/// looked for as a word in either form.
+#[cfg(target_os = "linux")]
+fn session_pids(profile: &Path) -> Vec<i32> {
+    let needle = format!("--user-data-dir={}", profile.display());
+    let needle = needle.as_bytes();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|p| {
+            let pid = p.file_name().to_str()?.parse::<i32>().ok()?;
+            let cmdline = std::fs::read(p.path().join("cmdline")).ok()?;
+            cmdline
+                .split(|&b| b == 0 || b == b' ')
+                .any(|arg| arg == needle)
+                .then_some(pid)
+        })
+        .collect()
+}
+
 /// Kills what is left of this session's Chromium. Killing chromedriver orphans the browser, and
 /// ending the session first can fail or time out (a page bench left a Chromium running after
 /// its test): its processes are found by this session's profile folder in their command line.
 #[cfg(target_os = "linux")]
 fn kill_strays(profile: &Path) {
-    let needle = format!("--user-data-dir={}", profile.display());
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(p.path().join("cmdline")) else {
-            continue;
-        };
-        if cmdline
-            .split(|&b| b == 0)
-            .any(|arg| arg == needle.as_bytes())
-        {
-            // SAFETY: kill(2) takes plain integers; a pid that has exited meanwhile just fails.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+    for pid in session_pids(profile) {
+        // SAFETY: kill(2) takes plain integers; a pid that has exited meanwhile just fails.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }
 

@@ -1,0 +1,407 @@
+//! Several files open as one job's ranks (hundreds to thousands). A bounded pool of workers
+//! (`worker_pool`) turns each file into a `RankSummary` for the fleet overview and drops its
+//! snapshot; only the ranks the user looks at are parsed again, from their `File`, into one of a
+//! few detail workers (`rank_lru`), and the views talk to the one shown.
+
+use gloo_timers::callback::Timeout;
+use leptos::prelude::*;
+use memsnap_core::analysis::rank_summary::RankSummary;
+
+use super::AppState;
+use crate::protocol::{FileSummary, Progress, Request, Response, Stage};
+use crate::rank_lru::{RankLru, DETAIL_SLOTS};
+use crate::worker_pool::{pool_size, Job, WorkerPool};
+
+/// One file of a set: a rank of a distributed job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rank {
+    pub rank: u32,
+    pub name: String,
+    pub size: u64,
+    pub status: RankStatus,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RankStatus {
+    /// Queued for, or being parsed by, the pool.
+    Waiting,
+    /// Summarised: its summary is in `FleetState::open`.
+    Open,
+    Failed(String),
+}
+
+/// The summaries of the ranks open so far, in the order they came (one slice, as
+/// `analysis::fleet` takes them), and each one's index into `FleetState::ranks`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OpenRanks {
+    pub index: Vec<usize>,
+    pub summaries: Vec<RankSummary>,
+}
+
+impl OpenRanks {
+    /// The summary of rank `index` (into `FleetState::ranks`), if it is open.
+    pub fn get(&self, index: usize) -> Option<&RankSummary> {
+        let at = self.index.iter().position(|&i| i == index)?;
+        self.summaries.get(at)
+    }
+}
+
+/// The whole set's progress.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FleetProgress {
+    pub total: usize,
+    pub loaded: usize,
+    pub failed: usize,
+    pub bytes_total: u64,
+    /// Bytes of the files finished (open or failed).
+    pub bytes_finished: u64,
+    /// Those plus what the workers have read of the files in flight.
+    pub bytes_read: u64,
+    /// The files the pool's workers are on now: (index, progress).
+    pub in_flight: Vec<(usize, Progress)>,
+    /// Workers in the pool.
+    pub workers: usize,
+    /// From the pick to the last summary (`perf::now()` milliseconds), once all are in.
+    pub elapsed_ms: Option<f64>,
+}
+
+impl FleetProgress {
+    pub fn finished(&self) -> usize {
+        self.loaded + self.failed
+    }
+}
+
+/// The overview's rank list is redrawn at most every `REDRAW_MS` plus `REDRAW_MS_PER_RANK` per
+/// rank open while summaries arrive: a redraw per summary would draw N ranks N times, and
+/// spacing them out as N grows keeps the page's work (and its garbage) about linear in N.
+const REDRAW_MS: u32 = 250;
+const REDRAW_MS_PER_RANK: f64 = 0.5;
+
+#[derive(Clone, Copy)]
+pub struct FleetState {
+    /// The set's ranks in rank order; empty when one file (or none) is open. Updated without
+    /// notifying per summary, then notified now and then (see `schedule_redraw`).
+    pub ranks: RwSignal<Vec<Rank>>,
+    /// Notified with `ranks`.
+    pub open: RwSignal<OpenRanks>,
+    pub progress: RwSignal<FleetProgress>,
+    /// The rank (index into `ranks`) the detail views show or are opening.
+    pub shown: RwSignal<Option<usize>>,
+    inner: StoredValue<Inner, LocalStorage>,
+}
+
+#[derive(Default)]
+struct Inner {
+    files: Vec<web_sys::File>,
+    pool: Option<WorkerPool>,
+    lru: Option<RankLru>,
+    /// Each detail slot's open file, once it answered.
+    held: Vec<Option<FileSummary>>,
+    started_ms: f64,
+    redraw: Option<Timeout>,
+}
+
+impl FleetState {
+    pub fn new() -> FleetState {
+        FleetState {
+            ranks: RwSignal::new(Vec::new()),
+            open: RwSignal::new(OpenRanks::default()),
+            progress: RwSignal::new(FleetProgress::default()),
+            shown: RwSignal::new(None),
+            inner: StoredValue::new_local(Inner::default()),
+        }
+    }
+
+    fn schedule_redraw(&self) {
+        let me = *self;
+        self.inner.update_value(|i| {
+            if i.redraw.is_none() {
+                let open = me.open.with_untracked(|o| o.index.len());
+                let wait = REDRAW_MS + (open as f64 * REDRAW_MS_PER_RANK) as u32;
+                i.redraw = Some(Timeout::new(wait, move || {
+                    me.inner.update_value(|i| i.redraw = None);
+                    me.ranks.notify();
+                    me.open.notify();
+                }));
+            }
+        });
+    }
+}
+
+impl Default for FleetState {
+    fn default() -> Self {
+        FleetState::new()
+    }
+}
+
+impl AppState {
+    /// Opens several files as ranks: summaries from the pool, the first rank to open shown.
+    pub(super) fn open_ranks(&self, files: Vec<web_sys::File>) {
+        let names: Vec<String> = files.iter().map(|f| f.name()).collect();
+        let numbers = crate::rank_names::rank_numbers(&names);
+        let mut files: Vec<(u32, web_sys::File)> = numbers.into_iter().zip(files).collect();
+        files.sort_by_key(|(rank, _)| *rank);
+
+        self.stop_ranks();
+        self.generation.update_value(|g| *g += 1);
+        self.opening.set(None);
+        self.load_error.set(None);
+        self.file.set(None);
+        self.select_device(None);
+
+        let fleet = self.fleet;
+        let ranks: Vec<Rank> = files
+            .iter()
+            .map(|(rank, f)| Rank {
+                rank: *rank,
+                name: f.name(),
+                size: f.size() as u64,
+                status: RankStatus::Waiting,
+            })
+            .collect();
+        let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
+        let workers = pool_size(cores, files.len());
+        fleet.progress.set(FleetProgress {
+            total: ranks.len(),
+            bytes_total: ranks.iter().map(|r| r.size).sum(),
+            workers,
+            ..FleetProgress::default()
+        });
+        fleet.ranks.set(ranks);
+        fleet.open.set(OpenRanks::default());
+        fleet.shown.set(None);
+
+        let jobs = files
+            .iter()
+            .enumerate()
+            .map(|(index, (rank, file))| Job {
+                index,
+                rank: *rank,
+                file: file.clone(),
+            })
+            .collect();
+        let me = *self;
+        let pool = WorkerPool::start(
+            workers,
+            jobs,
+            move |index, p| {
+                fleet.progress.update(|f| {
+                    match f.in_flight.iter_mut().find(|(i, _)| *i == index) {
+                        Some((_, q)) => *q = p,
+                        None => f.in_flight.push((index, p)),
+                    }
+                    f.bytes_read = bytes_read(f);
+                })
+            },
+            move |index, result| me.rank_summarised(index, result),
+        );
+        fleet.inner.update_value(|i| {
+            i.files = files.into_iter().map(|(_, f)| f).collect();
+            i.pool = Some(pool);
+            i.lru = Some(RankLru::new(DETAIL_SLOTS));
+            i.held = vec![None; DETAIL_SLOTS];
+            i.started_ms = crate::perf::now();
+        });
+    }
+
+    fn rank_summarised(&self, index: usize, result: Result<RankSummary, String>) {
+        let fleet = self.fleet;
+        let opened = result.is_ok();
+        let size = fleet
+            .ranks
+            .with_untracked(|r| r.get(index).map_or(0, |r| r.size));
+        let status = match result {
+            Ok(summary) => {
+                fleet.open.update_untracked(|o| {
+                    o.index.push(index);
+                    o.summaries.push(summary);
+                });
+                RankStatus::Open
+            }
+            Err(message) => RankStatus::Failed(message),
+        };
+        fleet.ranks.update_untracked(|r| {
+            if let Some(rank) = r.get_mut(index) {
+                rank.status = status
+            }
+        });
+        let started = fleet.inner.with_value(|i| i.started_ms);
+        let mut all_in = false;
+        fleet.progress.update(|f| {
+            f.in_flight.retain(|(i, _)| *i != index);
+            if opened {
+                f.loaded += 1
+            } else {
+                f.failed += 1
+            }
+            f.bytes_finished += size;
+            f.bytes_read = bytes_read(f);
+            all_in = f.finished() == f.total;
+            if all_in {
+                f.elapsed_ms = Some(crate::perf::now() - started);
+            }
+        });
+        if all_in {
+            fleet.ranks.notify();
+            fleet.open.notify();
+            // The last redraw is this one: a pending one would only redraw the same again.
+            fleet.inner.update_value(|i| {
+                i.pool = None;
+                i.redraw = None;
+            });
+        } else {
+            fleet.schedule_redraw();
+        }
+        // The first rank to open is shown until the user picks another.
+        if opened && fleet.shown.get_untracked().is_none() {
+            self.show_rank(index);
+        }
+    }
+
+    /// Shows rank `index` in every view: at once when a detail worker still holds it, else after
+    /// parsing its file again in the least recently used one (never the one on screen, whose
+    /// views may still be asking it).
+    pub fn show_rank(&self, index: usize) {
+        let fleet = self.fleet;
+        let Some(file) = fleet.inner.with_value(|i| i.files.get(index).cloned()) else {
+            return;
+        };
+        fleet.shown.set(Some(index));
+        let active = self.active.get_untracked();
+        let on_screen = self.file.with_untracked(|f| f.is_some()).then_some(active);
+        let Some(place) = fleet
+            .inner
+            .try_update_value(|i| i.lru.as_mut().map(|l| l.place(index, on_screen)))
+            .flatten()
+        else {
+            return;
+        };
+        if place.held {
+            // Open already, or its open still running (its answer will show it).
+            if let Some(summary) = fleet.inner.with_value(|i| i.held[place.slot].clone()) {
+                self.opening.set(None);
+                self.activate(place.slot, summary);
+            }
+            return;
+        }
+        let slot = place.slot;
+        fleet.inner.update_value(|i| i.held[slot] = None);
+        self.clients.update_value(|c| {
+            while c.len() <= slot {
+                c.push(None);
+            }
+        });
+        if self.clients.with_value(|c| c[slot].is_none()) {
+            let client = self.spawn_worker();
+            self.clients.update_value(|c| c[slot] = client);
+        }
+        let (name, size) = (file.name(), file.size() as u64);
+        self.start_open(name.clone(), Some(size));
+        let me = *self;
+        self.request_to(
+            slot,
+            Request::OpenFile { name, size },
+            Some(file.into()),
+            move |r| me.rank_opened(slot, index, r),
+        );
+    }
+
+    fn rank_opened(&self, slot: usize, index: usize, response: Response) {
+        let fleet = self.fleet;
+        let still_held = fleet
+            .inner
+            .with_value(|i| i.lru.as_ref().and_then(|l| l.rank_in(slot)) == Some(index));
+        if !still_held {
+            return;
+        }
+        let wanted = fleet.shown.get_untracked() == Some(index);
+        match response {
+            Response::Opened(summary) => {
+                fleet
+                    .inner
+                    .update_value(|i| i.held[slot] = Some(summary.clone()));
+                if wanted {
+                    self.opening.set(None);
+                    self.activate(slot, summary);
+                }
+            }
+            other => {
+                fleet.inner.update_value(|i| {
+                    if let Some(l) = i.lru.as_mut() {
+                        l.clear(slot)
+                    }
+                });
+                if wanted {
+                    self.opening.set(None);
+                    self.load_error.set(Some(match other {
+                        Response::Failed { message } => message,
+                        other => format!("unexpected answer to an open: {other:?}"),
+                    }));
+                }
+            }
+        }
+    }
+
+    /// The views show detail slot `slot`'s file; keeps the device when the file has it.
+    fn activate(&self, slot: usize, summary: FileSummary) {
+        self.generation.update_value(|g| *g += 1);
+        self.active.set(slot);
+        self.load_error.set(None);
+        let current = self.device.get_untracked();
+        let device = current
+            .filter(|d| summary.devices.iter().any(|s| s.device == *d))
+            .or_else(|| summary.devices.first().map(|d| d.device));
+        self.file.set(Some(summary));
+        self.select_device(device);
+    }
+
+    /// Stops the pool and every detail worker but the first (the one-file page's worker).
+    fn stop_ranks(&self) {
+        let fleet = self.fleet;
+        fleet.inner.update_value(|i| {
+            if let Some(pool) = i.pool.take() {
+                pool.stop();
+            }
+            *i = Inner::default();
+        });
+        self.clients.update_value(|c| {
+            for w in c.drain(1..).flatten() {
+                w.terminate();
+            }
+        });
+        self.active.set(0);
+    }
+
+    /// Back to one file after several.
+    pub(super) fn leave_ranks(&self) {
+        if self.fleet.ranks.with_untracked(|r| r.is_empty()) {
+            return;
+        }
+        self.stop_ranks();
+        self.fleet.ranks.set(Vec::new());
+        self.fleet.open.set(OpenRanks::default());
+        self.fleet.progress.set(FleetProgress::default());
+        self.fleet.shown.set(None);
+        self.generation.update_value(|g| *g += 1);
+        if self
+            .clients
+            .with_value(|c| c.first().is_none_or(|w| w.is_none()))
+        {
+            let client = self.spawn_worker();
+            self.clients.set_value(vec![client]);
+        }
+    }
+}
+
+/// Bytes read so far: all of each finished file, and what the workers have read of theirs.
+fn bytes_read(f: &FleetProgress) -> u64 {
+    let in_flight: u64 = f
+        .in_flight
+        .iter()
+        .map(|(_, p)| match p.stage {
+            Stage::Reading => p.done,
+            Stage::Parsing => p.total.unwrap_or(p.done),
+        })
+        .sum();
+    f.bytes_finished + in_flight
+}

@@ -1,0 +1,244 @@
+//! The fleet overview: every rank of a set as one small bar (peak reserved, with peak allocated
+//! inside), sortable, outliers flagged (`analysis::fleet`), the whole set's progress and each
+//! failed file by name. A click opens that rank in the detail views. Bars are a few pixels wide
+//! so 4096 ranks fit in a scrolling strip; sorted worst first, the ranks to look at come first.
+
+use leptos::prelude::*;
+
+use crate::format;
+use crate::state::{AppState, FleetProgress, RankStatus};
+use crate::viewmodel::fleet::{
+    bar_scale, fleet_rows, median_rank, outliers, reasons, sort_rows, FleetRow, SortKey,
+};
+
+/// Outliers listed by name under the strip (all are flagged in it).
+const OUTLIERS_LISTED: usize = 12;
+
+#[component]
+pub fn FleetOverview() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let fleet = state.fleet;
+    let sort = RwSignal::new(SortKey::default());
+    let total = move || fleet.progress.with(|p| p.total);
+    move || {
+        if fleet.ranks.with(|r| r.is_empty()) {
+            return None;
+        }
+        let options = SortKey::ALL
+            .into_iter()
+            .map(|k| {
+                view! { <option value=k.as_str() selected=move || sort.get() == k>{k.label()}</option> }
+            })
+            .collect_view();
+        Some(view! {
+            <section class="panel fleet" data-testid="fleet"
+                data-ranks-loaded=move || fleet.progress.with(|p| p.loaded.to_string())
+                data-ranks-failed=move || fleet.progress.with(|p| p.failed.to_string())
+                data-ranks-total=move || total().to_string()
+                data-workers=move || fleet.progress.with(|p| p.workers.to_string())
+                data-elapsed-ms=move || fleet.progress.with(|p| p.elapsed_ms.map(|ms| format!("{ms:.0}")))>
+                <div class="fleet-head">
+                    <h2>{move || format!("Fleet · {} ranks", total())}</h2>
+                    <label class="muted">"sort by "
+                        <select data-testid="fleet-sort" on:change=move |e| {
+                            if let Some(k) = SortKey::parse(&event_target_value(&e)) {
+                                sort.set(k)
+                            }
+                        }>{options}</select>
+                    </label>
+                </div>
+                <SetProgress/>
+                <Strip sort=sort/>
+                <Failures/>
+            </section>
+        })
+    }
+}
+
+#[component]
+fn SetProgress() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        let p: FleetProgress = state.fleet.progress.get();
+        let fraction = if p.bytes_total > 0 {
+            p.bytes_read as f64 / p.bytes_total as f64
+        } else {
+            p.finished() as f64 / p.total.max(1) as f64
+        };
+        let text = format!(
+            "{} of {} open{} · {} of {} read · {} workers{}",
+            p.loaded,
+            p.total,
+            if p.failed > 0 {
+                format!(", {} failed", p.failed)
+            } else {
+                String::new()
+            },
+            format::bytes(p.bytes_read),
+            format::bytes(p.bytes_total),
+            p.workers,
+            p.elapsed_ms
+                .map(|ms| format!(" · all in {:.1} s", ms / 1e3))
+                .unwrap_or_default(),
+        );
+        let done = p.elapsed_ms.is_some();
+        // The files the workers are on now, by name.
+        let now: Vec<String> = state.fleet.ranks.with_untracked(|ranks| {
+            p.in_flight
+                .iter()
+                .filter_map(|(i, _)| ranks.get(*i).map(|r| r.name.clone()))
+                .collect()
+        });
+        let now = (!now.is_empty()).then(|| format!("reading {}", now.join(", ")));
+        view! {
+            <div class="fleet-progress" data-testid="fleet-progress" class:done=done>
+                <div class="bar"><div class="fill" style:width=format!("{:.1}%", fraction.min(1.0) * 100.0)></div></div>
+                <div class="muted">{text}</div>
+                {now.map(|n| view! { <div class="muted fleet-now">{n}</div> })}
+            </div>
+        }
+    }
+}
+
+#[component]
+fn Strip(sort: RwSignal<SortKey>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let fleet = state.fleet;
+    move || {
+        let key = sort.get();
+        let (figures, mut rows, median) = fleet.open.with(|o| {
+            let (figures, rows) = fleet_rows(&o.index, &o.summaries);
+            let median = median_rank(&o.index, &o.summaries, &figures);
+            (figures, rows, median)
+        });
+        if rows.is_empty() {
+            return view! { <p class="muted">"No rank open yet."</p> }.into_any();
+        }
+        sort_rows(&mut rows, key);
+        // One scale for all bars, clipped so one huge rank does not flatten the rest.
+        let scale = bar_scale(&rows) as f64;
+        let width = match rows.len() {
+            0..=64 => 14,
+            65..=512 => 6,
+            _ => 3,
+        };
+        let outliers = outliers(&rows);
+        let bars = rows
+            .into_iter()
+            .map(|r| bar(state, r, scale, width, median))
+            .collect_view();
+        let outlier_count = outliers.len();
+        let listed = outliers
+            .into_iter()
+            .take(OUTLIERS_LISTED)
+            .map(|r| {
+                let index = r.index;
+                let why = reasons(&r.flags).join(", ");
+                view! {
+                    <li data-testid="fleet-outlier" data-rank=r.rank.to_string()>
+                        <button class="link" on:click=move |_| state.show_rank(index)>{format!("rank {}", r.rank)}</button>
+                        " " <span class="muted">{why}</span>
+                    </li>
+                }
+            })
+            .collect_view();
+        let majority = figures
+            .majority_top_frame
+            .clone()
+            .map(|f| format!("most ranks' top frame at the peak: {f}"));
+        view! {
+            <div class="fleet-legend muted">
+                {format!("median allocated peak {}", format::bytes(figures.median_peak_allocated_bytes))}
+                " · bar: peak reserved, dark: peak allocated (a dark cap: over 3× the median, clipped) · "
+                <span class="flag-oom">"OOM"</span>" "<span class="flag-peak">"peak off the median"</span>" "
+                <span class="flag-frame">"other top frame"</span>" "<span class="flag-frag">"fragmented"</span>
+            </div>
+            <div class="fleet-strip" data-testid="fleet-strip">{bars}</div>
+            {majority.map(|m| view! { <p class="muted hint fleet-majority">{m}</p> })}
+            <div class="fleet-outliers">
+                <h3>{format!("Outliers · {outlier_count}")}</h3>
+                <ul>{listed}</ul>
+            </div>
+        }
+        .into_any()
+    }
+}
+
+fn bar(
+    state: AppState,
+    r: FleetRow,
+    scale: f64,
+    width: u32,
+    median: Option<usize>,
+) -> impl IntoView {
+    let pct = |v: u64| format!("{:.1}%", (v as f64 / scale).min(1.0) * 100.0);
+    let clipped = r.peak_reserved as f64 > scale;
+    let index = r.index;
+    let why = reasons(&r.flags);
+    let title =
+        format!(
+        "rank {} · {}\npeak reserved {} · peak allocated {}\nfragmentation {:.0}% · {} OOM(s){}{}",
+        r.rank,
+        r.file,
+        format::bytes(r.peak_reserved),
+        format::bytes(r.peak_allocated),
+        r.fragmentation * 100.0,
+        r.ooms,
+        r.top_frame.as_deref().map(|f| format!("\ntop frame at the peak: {f}")).unwrap_or_default(),
+        if why.is_empty() { String::new() } else { format!("\nflagged: {}", why.join(", ")) },
+    );
+    let shown = state.fleet.shown;
+    let (oom, off_peak) = (r.ooms > 0, r.flags.high_peak || r.flags.low_peak);
+    let is_median = median == Some(index);
+    view! {
+        <div class="fleet-rank" data-testid="fleet-rank" data-rank=r.rank.to_string()
+            data-file=r.file.clone()
+            data-peak-reserved=r.peak_reserved.to_string()
+            data-peak-allocated=r.peak_allocated.to_string()
+            data-ooms=r.ooms.to_string()
+            data-outlier=r.flags.is_outlier().to_string()
+            class:oom=oom
+            class:off-peak=off_peak
+            class:other-frame=r.flags.top_frame_differs
+            class:fragmented=r.flags.fragmented
+            class:median=is_median
+            class:clipped=clipped
+            class:active=move || shown.get() == Some(index)
+            style:width=format!("{width}px")
+            title=title on:click=move |_| state.show_rank(index)>
+            <div class="fleet-reserved" style:height=pct(r.peak_reserved)></div>
+            <div class="fleet-allocated" style:height=pct(r.peak_allocated)></div>
+        </div>
+    }
+}
+
+/// Every file that did not open, by name, with the reader's reason.
+#[component]
+fn Failures() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        let failed: Vec<(String, String)> = state.fleet.ranks.with(|ranks| {
+            ranks
+                .iter()
+                .filter_map(|r| match &r.status {
+                    RankStatus::Failed(m) => Some((r.name.clone(), m.clone())),
+                    _ => None,
+                })
+                .collect()
+        });
+        (!failed.is_empty()).then(|| {
+            let rows = failed
+                .into_iter()
+                .map(|(name, message)| {
+                    view! { <li class="error" data-testid="fleet-failure" data-file=name>{message}</li> }
+                })
+                .collect_view();
+            view! {
+                <div class="fleet-failures" role="alert">
+                    <h3>"Not opened"</h3>
+                    <ul>{rows}</ul>
+                </div>
+            }
+        })
+    }
+}

@@ -1,0 +1,289 @@
+//! The fleet benchmark (issue 12): a job's folder of rank files opened at once in headless
+//! Chromium, until the overview has every rank: the time to complete (from the pick, and the
+//! page's own figure), Chromium's memory over all its processes sampled while it works (peak
+//! PSS and RSS sums), and the pool's worker count. Sets: 64, 256 and 1,024 small ranks
+//! (captures of varied size and peak plus copies of real fixtures), to show memory flat as ranks
+//! grow, 4,096 of them for the overview's readability, and 64 ranks of ~50 MB each. Each set
+//! opens in a fresh browser.
+//!
+//! `cargo test --release -p memsnap-tests --test page_fleet_bench -- --ignored --nocapture`
+//! (MEMSNAP_DIST = the built site). Rank files are made once with `capture` under
+//! `target/bench-data/fleet-*` (never committed; delete to remake). FLEET_SETS=64,256 picks
+//! sets by name (`64`, `256`, `1024`, `4096`, `64x50mb`). Writes `target/bench/fleet.json`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fantoccini::wd::TimeoutConfiguration;
+use fantoccini::{Client, Locator};
+use memsnap_tests::fixtures::{self, workspace_root};
+use memsnap_tests::rank_files;
+use memsnap_tests::web::browser::{Browser, ProcessMemory};
+use memsnap_tests::web::dist::dist_dir;
+use memsnap_tests::web::page::testid;
+use memsnap_tests::web::server::StaticServer;
+use serde_json::{json, Value};
+
+struct Set {
+    name: &'static str,
+    ranks: usize,
+    /// Distinct captures; the rest are links to those and to real fixtures.
+    generated: usize,
+    /// Training steps per capture (the scenario's size knob: ~1 kB each).
+    steps: (u32, u32),
+    with_real: bool,
+}
+
+const SETS: [Set; 5] = [
+    Set {
+        name: "64",
+        ranks: 64,
+        generated: 48,
+        steps: (4, 400),
+        with_real: true,
+    },
+    Set {
+        name: "256",
+        ranks: 256,
+        generated: 48,
+        steps: (4, 400),
+        with_real: true,
+    },
+    Set {
+        name: "1024",
+        ranks: 1024,
+        generated: 48,
+        steps: (4, 400),
+        with_real: true,
+    },
+    Set {
+        name: "4096",
+        ranks: 4096,
+        generated: 48,
+        steps: (4, 400),
+        with_real: true,
+    },
+    Set {
+        name: "64x50mb",
+        ranks: 64,
+        generated: 8,
+        steps: (47_000, 49_000),
+        with_real: false,
+    },
+];
+
+/// A set must complete within this; slower counts as not completing.
+const LIMIT: Duration = Duration::from_secs(1800);
+
+fn folder(set: &Set) -> Vec<PathBuf> {
+    let dir = workspace_root()
+        .join("target/bench-data")
+        .join(format!("fleet-{}", set.name));
+    let existing: Vec<PathBuf> = (0..set.ranks)
+        .map(|r| rank_files::rank_path(&dir, r))
+        .collect();
+    if existing.iter().all(|p| p.is_file()) {
+        return existing;
+    }
+    let real: Vec<PathBuf> = match (set.with_real, fixtures::real_fixtures()) {
+        (true, Some(files)) => files,
+        _ => Vec::new(),
+    };
+    let t = Instant::now();
+    let paths = rank_files::job_folder(&dir, set.ranks, set.generated, set.steps, &real);
+    eprintln!(
+        "fleet bench: made {} ranks in {} ({:.0} s)",
+        set.ranks,
+        dir.display(),
+        t.elapsed().as_secs_f64()
+    );
+    paths
+}
+
+async fn attr(c: &Client, name: &str) -> Option<String> {
+    c.find(Locator::Css(&testid("fleet")))
+        .await
+        .ok()?
+        .attr(name)
+        .await
+        .ok()?
+}
+
+/// Opens `paths` through the folder input in a fresh browser and samples memory until the
+/// overview has every rank.
+async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
+    let dir = paths[0].parent().unwrap().to_path_buf();
+    let bytes: u64 = paths.iter().map(|p| p.metadata().unwrap().len()).sum();
+    let Some(browser) = Browser::start().await else {
+        return Value::Null;
+    };
+    let c = &browser.client;
+    c.update_timeouts(TimeoutConfiguration::new(
+        Some(Duration::from_secs(600)),
+        Some(Duration::from_secs(120)),
+        Some(Duration::from_secs(0)),
+    ))
+    .await
+    .expect("setting timeouts");
+    c.goto(url).await.expect("opening the page");
+    c.wait()
+        .for_element(Locator::Css(&testid("folder-input")))
+        .await
+        .expect("the page has a folder input");
+    let idle = browser.memory();
+    let started = Instant::now();
+    let how = pick_folder(c, &dir, paths).await;
+    let mut peak = ProcessMemory::default();
+    let mut samples = 0;
+    let mut loading_shot = false;
+    let outcome = loop {
+        let m = browser.memory();
+        samples += 1;
+        peak.rss = peak.rss.max(m.rss);
+        peak.pss = peak.pss.max(m.pss);
+        peak.renderer_pss = peak.renderer_pss.max(m.renderer_pss);
+        peak.processes = peak.processes.max(m.processes);
+        let num = |v: Option<String>| v.and_then(|v| v.parse::<usize>().ok());
+        let loaded = num(attr(c, "data-ranks-loaded").await);
+        let failed = num(attr(c, "data-ranks-failed").await);
+        if let (Some(l), Some(f)) = (loaded, failed) {
+            if l + f == set.ranks {
+                break Ok((l, f));
+            }
+        }
+        // What the set's progress looks like while it loads (sets that take long enough).
+        if !loading_shot && started.elapsed() > Duration::from_secs(5) {
+            loading_shot = true;
+            memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{}-loading", set.name))
+                .await;
+        }
+        if started.elapsed() > LIMIT {
+            break Err(format!(
+                "{loaded:?} open, {failed:?} failed after {LIMIT:?}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let wall_s = started.elapsed().as_secs_f64();
+    let page_ms = attr(c, "data-elapsed-ms")
+        .await
+        .and_then(|v| v.parse::<f64>().ok());
+    let workers = attr(c, "data-workers").await;
+    let after = browser.memory();
+    // Where the page's share sits: its wasm memory (the summaries) and its JS heap.
+    let (page_wasm, page_js) = memsnap_tests::web::perf::page_memory(c).await;
+    memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{}", set.name)).await;
+    let record = json!({
+        "set": set.name,
+        "ranks": set.ranks,
+        "bytes": bytes,
+        "picked_through": how,
+        "outcome": match &outcome {
+            Ok((l, f)) => json!({"loaded": l, "failed": f}),
+            Err(e) => json!({"not_completed": e}),
+        },
+        "wall_s": wall_s,
+        "page_elapsed_ms": page_ms,
+        "workers": workers,
+        "memory": {
+            "idle_pss": idle.pss,
+            "peak_pss": peak.pss,
+            "peak_rss": peak.rss,
+            "peak_renderer_pss": peak.renderer_pss,
+            "after_pss": after.pss,
+            "processes": peak.processes,
+            "page_wasm": page_wasm,
+            "page_js_heap": page_js,
+            "samples": samples,
+        },
+    });
+    eprintln!(
+        "fleet bench {:>8}: {} ranks ({:.0} MB) {} in {:.1} s (page {:.1} s), {} workers, \
+         peak PSS {:.0} MB (renderers {:.0} MB; idle {:.0} MB, after {:.0} MB), \
+         peak RSS {:.0} MB, {} processes; \
+         page wasm {:.0} MB, JS heap {:.0} MB",
+        set.name,
+        set.ranks,
+        bytes as f64 / 1e6,
+        match &outcome {
+            Ok((l, f)) => format!("{l} open/{f} failed"),
+            Err(e) => format!("NOT COMPLETE: {e}"),
+        },
+        wall_s,
+        page_ms.unwrap_or(f64::NAN) / 1e3,
+        workers.as_deref().unwrap_or("?"),
+        peak.pss as f64 / 1e6,
+        peak.renderer_pss as f64 / 1e6,
+        idle.pss as f64 / 1e6,
+        after.pss as f64 / 1e6,
+        peak.rss as f64 / 1e6,
+        peak.processes,
+        page_wasm as f64 / 1e6,
+        page_js as f64 / 1e6,
+    );
+    browser.close().await;
+    record
+}
+
+/// The folder input when chromedriver uploads a folder, else every file through the file input.
+async fn pick_folder(c: &Client, dir: &Path, paths: &[PathBuf]) -> &'static str {
+    let send = |id: &'static str, text: String| async move {
+        c.find(Locator::Css(&testid(id)))
+            .await
+            .map_err(|e| e.to_string())?
+            .send_keys(&text)
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let dir = std::fs::canonicalize(dir).unwrap();
+    match send("folder-input", dir.to_string_lossy().to_string()).await {
+        Ok(()) => "folder-input",
+        Err(e) => {
+            eprintln!("fleet bench: folder input refused ({e}); sending the files");
+            let joined: Vec<String> = paths
+                .iter()
+                .map(|p| {
+                    std::fs::canonicalize(p)
+                        .unwrap()
+                        .to_string_lossy()
+                        .to_string()
+                })
+                .collect();
+            send("file-input", joined.join("\n"))
+                .await
+                .expect("picking the files");
+            "file-input"
+        }
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "benchmark: makes up to 4 GB of rank files and runs for minutes"]
+async fn fleet_bench() {
+    let Some(dist) = dist_dir() else { return };
+    let wanted: Option<Vec<String>> = std::env::var("FLEET_SETS")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
+    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
+    let url = server.url("");
+    let mut records = Vec::new();
+    for set in &SETS {
+        if wanted
+            .as_ref()
+            .is_some_and(|w| !w.iter().any(|n| n == set.name))
+        {
+            continue;
+        }
+        let paths = folder(set);
+        records.push(run_set(&url, set, &paths).await);
+    }
+    let out = workspace_root().join("target/bench");
+    std::fs::create_dir_all(&out).unwrap();
+    let file = out.join("fleet.json");
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&json!(records)).unwrap(),
+    )
+    .unwrap();
+    eprintln!("fleet bench: wrote {}", file.display());
+}
