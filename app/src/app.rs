@@ -7,8 +7,9 @@ use wasm_bindgen::JsCast;
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
-    Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OpenPanel, RankCompare, RankPeaks,
-    RankPicker, SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
+    Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OomPanel, OpenPanel,
+    RankCompare, RankPeaks, RankPicker, SegmentView, StackPanel, StateSlider,
+    Timeline, WhatIf,
 };
 
 #[component]
@@ -60,6 +61,7 @@ pub fn App() -> impl IntoView {
                 <Insights/>
             </aside>
             <main class="views">
+                <OomPanel/>
                 <Timeline/>
                 <StateSlider/>
                 <SegmentView/>

@@ -6,6 +6,7 @@
 //! adds a `Request` variant, its `Response` variant and a builder in `viewmodel`; nothing else
 //! in the transport changes.
 
+use memsnap_core::analysis::oom::OomExplanation;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis_protocol::{
@@ -68,6 +69,10 @@ pub enum Request {
     Stack {
         stack: u32,
     },
+    /// The device's first out-of-memory error explained (`analysis::oom`).
+    Oom {
+        device: i64,
+    },
 }
 
 impl Request {
@@ -86,6 +91,7 @@ impl Request {
             Request::Anomalies { .. } => "Anomalies",
             Request::Insights { .. } => "Insights",
             Request::Stack { .. } => "Stack",
+            Request::Oom { .. } => "Oom",
         }
     }
 }
@@ -107,6 +113,11 @@ pub enum Response {
     Anomalies(AnomaliesView),
     Insights(InsightsView),
     Stack(StackView),
+    /// `None`: the device's trace has no `oom` entry.
+    Oom {
+        device: i64,
+        oom: Option<Box<OomExplanation>>,
+    },
     /// The request could not be answered; `message` says why (for opens: the reader's error).
     Failed {
         message: String,
@@ -159,6 +170,20 @@ pub struct DeviceSummary {
     pub segments: u64,
     pub blocks: u64,
     pub trace_entries: u64,
+    /// Trace index of the device's first `oom` entry.
+    pub first_oom: Option<u64>,
+}
+
+impl FileSummary {
+    /// The device the page opens on: the first with an out-of-memory error (the usual reason
+    /// to open a snapshot), else the first.
+    pub fn opening_device(&self) -> Option<i64> {
+        self.devices
+            .iter()
+            .find(|d| d.first_oom.is_some())
+            .or(self.devices.first())
+            .map(|d| d.device)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

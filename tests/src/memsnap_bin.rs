@@ -1,4 +1,4 @@
-//! The built `memsnap` binary, for CLI tests.
+//! The built `memsnap` and `capture` binaries, for CLI tests.
 //!
 //! Cargo exposes `CARGO_BIN_EXE_*` only to tests of the package that owns the binary, so this
 //! crate finds it next to its own test executable (`target/<profile>/deps/..` ->
@@ -11,13 +11,24 @@ use std::sync::OnceLock;
 
 pub fn path() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(locate).clone()
+    BIN.get_or_init(|| match std::env::var_os("MEMSNAP_BIN") {
+        Some(p) => PathBuf::from(p),
+        None => locate("memsnap"),
+    })
+    .clone()
 }
 
-fn locate() -> PathBuf {
-    if let Some(p) = std::env::var_os("MEMSNAP_BIN") {
-        return PathBuf::from(p);
-    }
+/// The built `capture` binary (found and built the same way; `$CAPTURE_BIN` overrides).
+pub fn capture_path() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os("CAPTURE_BIN") {
+        Some(p) => PathBuf::from(p),
+        None => locate("capture"),
+    })
+    .clone()
+}
+
+fn locate(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     // target/<profile>/deps/<test> -> target/<profile>
     let profile_dir = exe
@@ -29,24 +40,17 @@ fn locate() -> PathBuf {
     let release = profile_dir.file_name().is_some_and(|n| n == "release");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "memsnap-capture",
-        "--bin",
-        "memsnap",
-    ])
-    .arg("--target-dir")
-    .arg(&target_dir)
-    .current_dir(crate::fixtures::workspace_root());
+    cmd.args(["build", "--quiet", "-p", "memsnap-capture", "--bin", name])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(crate::fixtures::workspace_root());
     if release {
         cmd.arg("--release");
     }
-    let status = cmd.status().expect("run cargo build for memsnap");
-    assert!(status.success(), "cargo build of memsnap failed");
-    let bin = profile_dir.join(format!("memsnap{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "memsnap not found at {}", bin.display());
+    let status = cmd.status().expect("run cargo build");
+    assert!(status.success(), "cargo build of {name} failed");
+    let bin = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "{name} not found at {}", bin.display());
     bin
 }
 

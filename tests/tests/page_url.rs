@@ -47,12 +47,7 @@ async fn url_parameter_and_example_open() {
     .await;
     assert!(error.contains("404"), "{error:?}");
 
-    c.find(fantoccini::Locator::Css(&testid("open-example")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    page::click(c, "open-example").await;
     page::wait_file_name(c, "example.pickle").await;
     let example = workspace_root().join("app/assets/example.pickle");
     page::wait_shown(

@@ -8,6 +8,7 @@ mod cache;
 mod diagnostics;
 mod flame;
 mod insights;
+mod oom;
 mod segments;
 mod stack;
 mod state_at;
@@ -37,6 +38,7 @@ pub fn answer(snapshot: &Snapshot, cache: &mut Analyses, request: &Request) -> R
         Request::Diagnostics { device } => {
             Response::Diagnostics(diagnostics_view(snapshot, *device))
         }
+        Request::Oom { device } => oom::oom_response(snapshot, *device),
         Request::OpenFile { .. } | Request::OpenUrl { .. } => Response::Failed {
             message: "open requests are handled by the worker's loader".into(),
         },

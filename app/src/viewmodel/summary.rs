@@ -29,6 +29,8 @@ pub fn file_summary(
                 segments,
                 blocks,
                 trace_entries,
+                first_oom: memsnap_core::analysis::oom::first_oom(snapshot, device)
+                    .map(|i| i as u64),
             }
         })
         .collect();

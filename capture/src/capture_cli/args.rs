@@ -53,7 +53,8 @@ pub struct Args {
     pub cuda: bool,
 
     /// The CUDA device index (with --cuda); with --replay, also the device whose trace is
-    /// replayed (when the file has one for it, else the first traced device).
+    /// replayed (when the file has one for it, else the first traced device); a simulated
+    /// scenario's snapshot names this device.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub device: i32,
 

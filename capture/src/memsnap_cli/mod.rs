@@ -44,6 +44,8 @@ subcommands! {
     Trace => trace,
     /// Replay the trace through the allocator model: fidelity, or what-if with --set KEY=VALUE.
     Replay => replay,
+    /// Why the file ran out of memory: request, free blocks by pool, live frames, replayed fixes.
+    Oom => oom,
 }
 
 #[derive(Parser, Debug)]

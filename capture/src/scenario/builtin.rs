@@ -37,6 +37,11 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "scenarios/kv-cache.toml",
         include_str!("../../scenarios/kv-cache.toml"),
     ),
+    (
+        "oom",
+        "scenarios/oom.toml",
+        include_str!("../../scenarios/oom.toml"),
+    ),
     // Small on purpose: app/assets/example.pickle is made from it (scripts/make-example.sh).
     (
         "example",

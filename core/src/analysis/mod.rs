@@ -11,6 +11,7 @@ pub mod fragmentation;
 pub mod frames;
 pub mod intervals;
 pub mod lod;
+pub mod oom;
 pub mod overlap;
 pub mod peak;
 pub mod pinning;
