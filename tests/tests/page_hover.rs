@@ -1,7 +1,6 @@
 //! Hovering a block shows its address, size, state and stack frames in `stack`.
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
-use fantoccini::Locator;
 use memsnap_core::snapshot::Snapshot;
 use memsnap_tests::fixtures;
 use memsnap_tests::web::browser::Browser;

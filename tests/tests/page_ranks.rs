@@ -33,10 +33,7 @@ fn peaks(snapshot: &Snapshot) -> (u64, u64) {
 
 /// Picks several files in one go, as a user selecting them in the file dialog would.
 async fn pick_files(c: &Client, paths: &[PathBuf]) {
-    let input = c
-        .find(Locator::Css(&testid("file-input")))
-        .await
-        .expect("the page has a file-input");
+    let input = page::find(c, "file-input").await;
     let joined: Vec<String> = paths
         .iter()
         .map(|p| {
@@ -172,9 +169,8 @@ async fn three_ranks_open_side_by_side() {
             testid("rank-picker"),
             testid("rank-button")
         );
-        c.find(Locator::Css(&button))
+        page::find_css(c, &button)
             .await
-            .expect("rank button")
             .click()
             .await
             .expect("clicking a rank");
@@ -243,10 +239,7 @@ async fn compare(
     snapshots: &HashMap<String, Snapshot>,
 ) {
     let (left, right) = (&listed[0].1, &listed[1].1);
-    let select = c
-        .find(Locator::Css(&testid("compare-rank")))
-        .await
-        .expect("compare-rank select");
+    let select = page::find(c, "compare-rank").await;
     // Options are rank indices; the second listed rank is index 1 (ranks are listed in order).
     select.select_by_value("1").await.expect("picking rank 1");
     for (column, file) in [(2, left), (3, right)] {

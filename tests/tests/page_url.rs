@@ -4,7 +4,7 @@
 use memsnap_tests::fixtures::{self, workspace_root};
 use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
-use memsnap_tests::web::page::{self, testid, wait_until};
+use memsnap_tests::web::page::{self, wait_until};
 use memsnap_tests::web::server::StaticServer;
 
 #[tokio::test(flavor = "current_thread")]

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
-use fantoccini::{Client, Locator};
+use fantoccini::Client;
 use memsnap_core::analysis::anomalies::anomalies;
 use memsnap_core::analysis::replay::{file_config, what_if, Start};
 use memsnap_core::analysis::state_at::state_at;
@@ -41,6 +41,7 @@ async fn scroll_to(c: &Client, id: &str) {
 
 /// Sets an `<input type=range>` as dragging it would (an input event).
 async fn slide(c: &Client, index: u64) {
+    page::find(c, "state-slider").await;
     c.execute(
         &format!(
             "const s = document.querySelector('{}'); s.value = '{index}'; \
