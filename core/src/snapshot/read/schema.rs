@@ -414,8 +414,9 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     fn pool_id(&self, id: NodeId, path: &Path) -> Result<(i64, i64), ReadError> {
+        // A list too: JSON snapshots (json.dump writes tuples as lists).
         let tuple = match self.node(id) {
-            Node::Tuple(sp) => Some(self.arena.items(sp)),
+            Node::Tuple(sp) | Node::List(sp) => Some(self.arena.items(sp)),
             _ => None,
         };
         match tuple {
