@@ -8,7 +8,7 @@ use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
     Anomalies, DevicePicker, Diagnostics, FlameGraph, Insights, OomPanel, OpenPanel,
-    RankCompare, RankPeaks, RankPicker, SegmentView, StackPanel, StateSlider,
+    PoolDiagnostics, RankCompare, RankPeaks, RankPicker, SegmentView, StackPanel, StateSlider,
     Timeline, WhatIf,
 };
 
@@ -58,6 +58,7 @@ pub fn App() -> impl IntoView {
                 <RankCompare/>
                 <DevicePicker/>
                 <Diagnostics/>
+                <PoolDiagnostics/>
                 <Insights/>
             </aside>
             <main class="views">

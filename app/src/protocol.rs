@@ -7,6 +7,7 @@
 //! in the transport changes.
 
 use memsnap_core::analysis::oom::OomExplanation;
+use memsnap_core::analysis::pools::PoolTotals;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis_protocol::{
@@ -73,6 +74,10 @@ pub enum Request {
     Oom {
         device: i64,
     },
+    /// Reserved / allocated / free per pool of one device (`analysis::pools`).
+    Pools {
+        device: i64,
+    },
 }
 
 impl Request {
@@ -92,6 +97,7 @@ impl Request {
             Request::Insights { .. } => "Insights",
             Request::Stack { .. } => "Stack",
             Request::Oom { .. } => "Oom",
+            Request::Pools { .. } => "Pools",
         }
     }
 }
@@ -117,6 +123,10 @@ pub enum Response {
     Oom {
         device: i64,
         oom: Option<Box<OomExplanation>>,
+    },
+    Pools {
+        device: i64,
+        pools: Vec<PoolTotals>,
     },
     /// The request could not be answered; `message` says why (for opens: the reader's error).
     Failed {
@@ -237,6 +247,8 @@ pub struct SegmentVm {
     pub stream: i64,
     /// "small" or "large" when the file says.
     pub pool: Option<String>,
+    /// A private pool's `segment_pool_id` (CUDA graph, MemPool); `None` for the default pools.
+    pub pool_id: Option<(i64, i64)>,
     pub expandable: bool,
     /// Index into `SegmentsView::stacks`: where the segment was cudaMalloc'ed.
     pub stack: Option<u32>,
@@ -252,6 +264,8 @@ pub struct BlockVm {
     pub state: BlockStateVm,
     /// Index into `SegmentsView::stacks`.
     pub stack: Option<u32>,
+    /// torch <= 2.0: the block's allocation history, oldest first, as (addr, real_size).
+    pub history: Vec<(u64, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -39,6 +39,13 @@ pub fn answer(snapshot: &Snapshot, cache: &mut Analyses, request: &Request) -> R
             Response::Diagnostics(diagnostics_view(snapshot, *device))
         }
         Request::Oom { device } => oom::oom_response(snapshot, *device),
+        Request::Pools { device } => Response::Pools {
+            device: *device,
+            pools: memsnap_core::analysis::pools::pool_totals(snapshot)
+                .into_iter()
+                .filter(|p| p.device == *device)
+                .collect(),
+        },
         Request::OpenFile { .. } | Request::OpenUrl { .. } => Response::Failed {
             message: "open requests are handled by the worker's loader".into(),
         },

@@ -16,6 +16,7 @@ pub mod overlap;
 pub mod peak;
 pub mod pinning;
 pub mod plan;
+pub mod pools;
 pub mod range;
 pub mod replay;
 pub mod sizes;

@@ -118,6 +118,24 @@ pub async fn pick_file(c: &Client, path: &Path) {
         .expect("sending a path to the file input");
 }
 
+/// Scrolls `e` to the middle of the view and moves the pointer onto it.
+pub async fn hover(c: &Client, e: Element) {
+    c.execute(
+        "arguments[0].scrollIntoView({block: 'center'});",
+        vec![serde_json::to_value(&e).expect("an element as JSON")],
+    )
+    .await
+    .expect("scrolling to the element");
+    use fantoccini::actions::{InputSource, MouseActions, PointerAction};
+    let hover = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement {
+        element: e,
+        duration: None,
+        x: 0.0,
+        y: 0.0,
+    });
+    c.perform_actions(hover).await.expect("hovering");
+}
+
 /// Scrolls the element with this test id into view (views stack vertically in the page).
 pub async fn scroll_to(c: &Client, id: &str) {
     find(c, id).await;
