@@ -182,6 +182,9 @@ pub struct DeviceSummary {
     pub trace_entries: u64,
     /// Trace index of the device's first `oom` entry.
     pub first_oom: Option<u64>,
+    /// Entries other than `snapshot` markers: 0 means the file has no trace of this device
+    /// (a segment-only file), whatever `trace_entries` says.
+    pub traced_entries: u64,
 }
 
 impl FileSummary {

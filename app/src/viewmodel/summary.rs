@@ -1,4 +1,4 @@
-use memsnap_core::snapshot::{Form, Snapshot};
+use memsnap_core::snapshot::{Action, Form, Snapshot};
 
 use super::Analyses;
 use crate::protocol::{DeviceSummary, FileSummary};
@@ -31,6 +31,12 @@ pub fn file_summary(
                 trace_entries,
                 first_oom: memsnap_core::analysis::oom::first_oom(snapshot, device)
                     .map(|i| i as u64),
+                traced_entries: usize::try_from(device)
+                    .map(|d| {
+                        let t = snapshot.trace(d);
+                        t.iter().filter(|e| e.action() != Action::Snapshot).count() as u64
+                    })
+                    .unwrap_or(0),
             }
         })
         .collect();

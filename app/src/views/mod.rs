@@ -7,6 +7,7 @@ mod diagnostics;
 mod flamegraph;
 mod insights;
 mod load_warnings;
+mod no_trace;
 mod oom;
 mod open;
 pub mod pools;
