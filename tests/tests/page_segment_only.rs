@@ -1,7 +1,8 @@
 //! Segment-only files (no trace, or a trace of one `snapshot` marker): the timeline panel is
 //! one line saying so (no canvas, no state slider), the flame graph weighs the dump's live
 //! blocks (core's figure), the top frames name their stacks, and the anomalies that need a
-//! trace say so. Real fixtures: the legacy torch 2.0 file (one `snapshot` entry) and a bare
+//! trace say so; top frames in the side bar wrap instead of being cut, and its sentences give
+//! sizes in units. Real fixtures: the legacy torch 2.0 file (one `snapshot` entry) and a bare
 //! `memory_snapshot()` list. Screenshots: target/screenshots/segment-only-*.png.
 
 use memsnap_core::analysis::timeline::Timeline;
@@ -10,6 +11,18 @@ use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
 use memsnap_tests::web::server::StaticServer;
+
+/// "16777216 B": five or more digits then " B".
+fn has_long_byte_count(text: &str) -> bool {
+    text.match_indices(" B").any(|(i, _)| {
+        let digits = text[..i]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        digits >= 5
+    })
+}
 
 const FILES: &[&str] = &[
     "legacy-history-oom.pickle",

@@ -67,6 +67,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
         segments_with_free: f.segments_with_free as u64,
         releasable: f.releasable,
         churn_verdict: churn.verdict.clone(),
+        churn_verdict_exact: churn.verdict_exact.clone(),
         distinct_sizes: churn.distinct_sizes as u64,
         turnover: churn.turnover,
         pinning_count: pinning.len() as u64,

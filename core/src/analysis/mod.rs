@@ -26,3 +26,4 @@ pub mod summary;
 pub(crate) mod testutil;
 pub mod timeline;
 pub mod totals;
+pub mod units;
