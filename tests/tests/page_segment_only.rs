@@ -86,6 +86,26 @@ async fn no_trace_gives_up_the_timeline() {
             !frames.contains("<no stack>") || name.ends_with(".pkl"),
             "{frames}"
         );
+        // Numbers people read: long frames wrap rather than being cut, and the side bar's
+        // sentences give sizes in units, not as long byte counts.
+        let cut: bool = serde_json::from_value(
+            c.execute(
+                &format!(
+                    "return [...document.querySelectorAll('{} li')]\
+                     .some(li => li.scrollWidth > li.clientWidth + 1);",
+                    testid("insight-peak-frames")
+                ),
+                vec![],
+            )
+            .await
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(!cut, "{name}: a top frame is cut off");
+        page::scroll_to(c, "insight-peak-frames").await;
+        page::screenshot(c, &format!("segment-only-frames-{name}")).await;
+        let insights = page::text(c, "insights").await.unwrap();
+        assert!(!has_long_byte_count(&insights), "{name}: {insights}");
         page::find(c, "anomalies-no-trace").await;
         page::scroll_to(c, "no-trace").await;
         page::screenshot(c, &format!("segment-only-{name}")).await;

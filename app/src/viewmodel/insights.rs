@@ -32,7 +32,11 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
     let pinning = pinning(snap, index, Some(&tl.allocations));
     let peak = peak(snap, tl);
     let anomalies = anomalies(snap, index, tl);
-    let has_trace = !tl.is_empty();
+    // A trace of `snapshot` markers only is no trace (torch 2.0 dumps write one).
+    let has_trace = snap
+        .trace(index)
+        .iter()
+        .any(|e| e.action() != memsnap_core::snapshot::Action::Snapshot);
     let sizes: Vec<u64> = tl
         .allocations
         .list
@@ -84,7 +88,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
                 stack: p.stack.map(|s| s.0),
             })
             .collect(),
-        peak_index: peak.index.map(|i| i as u64),
+        peak_index: peak.index.filter(|_| has_trace).map(|i| i as u64),
         peak_allocated: peak.allocated,
         peak_frames: peak
             .by_top_frame
