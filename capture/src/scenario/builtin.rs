@@ -42,7 +42,8 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "scenarios/oom.toml",
         include_str!("../../scenarios/oom.toml"),
     ),
-    // Small on purpose: app/assets/example.pickle is made from it (scripts/make-example.sh).
+    // The viewer's bundled example (app/assets/example.pickle) is made from `oom`
+    // (scripts/make-example.sh); this one is a small run with pinning and pending frees.
     (
         "example",
         "scenarios/example.toml",
