@@ -112,14 +112,15 @@ pub fn file_config(snapshot: &Snapshot) -> Result<Config, ReplayError> {
     }
 }
 
-/// Devices that have a trace.
+/// Devices that have a trace (a trace of `snapshot` markers only, as torch 2.0 dumps write,
+/// has nothing to replay).
 pub fn traced_devices(snapshot: &Snapshot) -> Vec<i64> {
     snapshot
         .device_traces
         .iter()
         .flatten()
         .enumerate()
-        .filter(|(_, t)| !t.is_empty())
+        .filter(|(_, t)| t.iter().any(|e| e.action() != Action::Snapshot))
         .map(|(i, _)| i as i64)
         .collect()
 }
