@@ -5,7 +5,7 @@
 //! in the trace (each device on its own: a device whose dump shows nothing can still be told by
 //! the address steps between neighbouring blocks in its trace).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::allocator::rounding::{
     get_allocation_size, is_small, round_size, MIN_BLOCK_SIZE, SMALL_BUFFER,
@@ -108,17 +108,21 @@ pub fn check_cuda_policy(snapshot: &Snapshot, device: i64, config: &Config) -> P
 ///    steps are 512 bytes longer for many sizes.
 fn neighbour_steps(snapshot: &Snapshot, device: i64, config: &Config, pc: &mut PolicyCheck) {
     let trace = snapshot.trace(device.max(0) as usize);
-    // Known segment ranges, start -> end: the dump's, and those the trace creates, frees or maps.
+    // Segment ranges as they are at each entry, start -> end: those that existed when the trace
+    // began (the dump's that the trace does not create, and those it frees before creating),
+    // then created, mapped, freed and unmapped in order (addresses are reused).
     let mut ranges: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut add_range = |start: u64, len: u64| {
-        let end = ranges.entry(start).or_insert(start);
-        *end = (*end).max(start.saturating_add(len));
-    };
+    let created: HashSet<u64> = (trace.iter())
+        .filter(|e| matches!(e.action(), Action::SegmentAlloc | Action::SegmentMap))
+        .filter_map(|e| e.addr())
+        .collect();
     // Live block starts -> the block's end when it is a small-pool block allocated in the trace
     // (`None`: live from before the trace, or a size this check cannot vouch for).
     let mut live: BTreeMap<u64, Option<u64>> = BTreeMap::new();
     for seg in (snapshot.segments.iter()).filter(|s| s.device.unwrap_or(0) == device) {
-        add_range(seg.address, seg.total_size);
+        if !created.contains(&seg.address) {
+            ranges.insert(seg.address, seg.address.saturating_add(seg.total_size));
+        }
         let mut at = seg.address;
         for b in &seg.blocks {
             let addr = b.address.unwrap_or(at);
@@ -128,12 +132,16 @@ fn neighbour_steps(snapshot: &Snapshot, device: i64, config: &Config, pc: &mut P
             }
         }
     }
-    let mut allocated = std::collections::HashSet::new();
+    let (mut allocated, mut seen) = (HashSet::new(), HashSet::new());
     for e in trace {
         let addr = e.addr().unwrap_or(0);
         match e.action() {
-            Action::SegmentAlloc | Action::SegmentFree | Action::SegmentMap => {
-                add_range(addr, e.size().unwrap_or(0))
+            Action::SegmentAlloc | Action::SegmentMap => {
+                seen.insert(addr);
+            }
+            // Freed before being created: alive when the trace began.
+            Action::SegmentFree | Action::SegmentUnmap if seen.insert(addr) => {
+                ranges.insert(addr, addr.saturating_add(e.size().unwrap_or(0)));
             }
             Action::Alloc => {
                 allocated.insert(addr);
@@ -145,20 +153,22 @@ fn neighbour_steps(snapshot: &Snapshot, device: i64, config: &Config, pc: &mut P
             _ => {}
         }
     }
-    let same_range = |p: u64, a: u64| {
-        ranges
-            .range(..=p)
-            .next_back()
-            .is_some_and(|(_, &end)| p < end && a < end)
-    };
     for (i, e) in trace.iter().enumerate() {
         let a = e.addr().unwrap_or(0);
         match e.action() {
+            Action::SegmentAlloc | Action::SegmentMap => {
+                ranges.insert(a, a.saturating_add(e.size().unwrap_or(0)));
+            }
+            Action::SegmentFree | Action::SegmentUnmap => {
+                ranges.remove(&a);
+            }
             Action::Alloc => {
                 let r = round_size(e.size().unwrap_or(0), config);
                 if let Some((&p, &Some(end))) = live.range(..a).next_back() {
                     pc.checked += 1;
-                    if a != end && same_range(p, a) {
+                    let same_segment = (ranges.range(..=p).next_back())
+                        .is_some_and(|(_, &seg_end)| p < seg_end && a < seg_end);
+                    if a != end && same_segment {
                         pc.flag(format!(
                             "entry {i}: alloc at 0x{a:x}, {} bytes above the live block at 0x{p:x} that ends at 0x{end:x} (CUDA's blocks abut: the free gap would have merged)",
                             a - p
