@@ -151,7 +151,7 @@ def main():
         ("addr-as-bytes", ["device_traces", 0, 1, "addr"], b"\x00\x10", "device_traces[0][1].addr: expected int, got bytes"),
         ("stream-as-list", ["segments", 0, "stream"], [0], "segments[0].stream: expected int, got list"),
         ("expandable-as-int", ["segments", 0, "is_expandable"], 0, "segments[0].is_expandable: expected bool, got int"),
-        ("pool-id-as-list", ["segments", 0, "segment_pool_id"], [0, 0], "segment_pool_id: expected a tuple of 2 ints, got list"),
+        ("pool-id-as-str", ["segments", 0, "segment_pool_id"], "0,0", "segment_pool_id: expected a tuple of 2 ints, got str"),  # a list reads (JSON)
         ("settings-as-list", ["allocator_settings"], [], "allocator_settings: expected dict, got list"),
         ("negative-size", ["segments", 0, "total_size"], -1, "total_size: expected a non-negative int, got -1"),
         ("negative-address", ["segments", 0, "blocks", 1, "address"], -(1 << 70), "address: expected a non-negative int"),

@@ -315,6 +315,8 @@ pub struct InsightsView {
     pub segments_with_free: u64,
     pub releasable: u64,
     pub churn_verdict: String,
+    /// The verdict with exact byte counts (shown on hover), when it names sizes.
+    pub churn_verdict_exact: Option<String>,
     pub distinct_sizes: u64,
     pub turnover: f64,
     pub pinning: Vec<PinningRow>,

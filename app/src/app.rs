@@ -8,7 +8,8 @@ use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
     Anomalies, BeforeAfter, DevicePicker, Diagnostics, FlameGraph, FleetOverview, FleetTimelines,
-    Insights, OpenPanel, RankCompare, SegmentView, StackPanel, StateSlider, Timeline, WhatIf,
+    Insights, OomPanel, OpenPanel, PoolDiagnostics, RankCompare, SegmentView, StackPanel,
+    StateSlider, Timeline, WhatIf,
 };
 
 #[component]
@@ -62,11 +63,13 @@ pub fn App() -> impl IntoView {
                 <RankCompare/>
                 <DevicePicker/>
                 <Diagnostics/>
+                <PoolDiagnostics/>
                 <Insights/>
             </aside>
             <main class="views">
                 <FleetOverview/>
                 <FleetTimelines/>
+                <OomPanel/>
                 <Timeline/>
                 <StateSlider/>
                 <SegmentView/>

@@ -1,25 +1,9 @@
 //! Human-readable numbers for the page (the exact byte counts are shown beside them).
 
-/// Bytes in binary units with three significant digits: "512 B", "1.50 MiB", "23.4 GiB".
+/// Bytes in binary units with three significant digits: "512 B", "1.50 MiB", "23.4 GiB"
+/// (core's `analysis::units::bytes`, so the page's sentences and core's read the same).
 pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    let digits = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$} {}", UNITS[unit])
+    memsnap_core::analysis::units::bytes(n)
 }
 
 /// An address as PyTorch's viewer prints it: lowercase hex with 0x.

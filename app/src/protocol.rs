@@ -6,6 +6,8 @@
 //! adds a `Request` variant, its `Response` variant and a builder in `viewmodel`; nothing else
 //! in the transport changes.
 
+use memsnap_core::analysis::oom::OomExplanation;
+use memsnap_core::analysis::pools::PoolTotals;
 use memsnap_core::analysis::rank_summary::RankSummary;
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +85,14 @@ pub enum Request {
         size: u64,
         device: i64,
     },
+    /// The device's first out-of-memory error explained (`analysis::oom`).
+    Oom {
+        device: i64,
+    },
+    /// Reserved / allocated / free per pool of one device (`analysis::pools`).
+    Pools {
+        device: i64,
+    },
 }
 
 impl Request {
@@ -103,6 +113,8 @@ impl Request {
             Request::Insights { .. } => "Insights",
             Request::Stack { .. } => "Stack",
             Request::CompareWith { .. } => "CompareWith",
+            Request::Oom { .. } => "Oom",
+            Request::Pools { .. } => "Pools",
         }
     }
 }
@@ -127,6 +139,15 @@ pub enum Response {
     Insights(InsightsView),
     Stack(StackView),
     Compare(CompareView),
+    /// `None`: the device's trace has no `oom` entry.
+    Oom {
+        device: i64,
+        oom: Option<Box<OomExplanation>>,
+    },
+    Pools {
+        device: i64,
+        pools: Vec<PoolTotals>,
+    },
     /// The request could not be answered; `message` says why (for opens: the reader's error).
     Failed {
         message: String,
@@ -179,6 +200,23 @@ pub struct DeviceSummary {
     pub segments: u64,
     pub blocks: u64,
     pub trace_entries: u64,
+    /// Trace index of the device's first `oom` entry.
+    pub first_oom: Option<u64>,
+    /// Entries other than `snapshot` markers: 0 means the file has no trace of this device
+    /// (a segment-only file), whatever `trace_entries` says.
+    pub traced_entries: u64,
+}
+
+impl FileSummary {
+    /// The device the page opens on: the first with an out-of-memory error (the usual reason
+    /// to open a snapshot), else the first.
+    pub fn opening_device(&self) -> Option<i64> {
+        self.devices
+            .iter()
+            .find(|d| d.first_oom.is_some())
+            .or(self.devices.first())
+            .map(|d| d.device)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -232,6 +270,8 @@ pub struct SegmentVm {
     pub stream: i64,
     /// "small" or "large" when the file says.
     pub pool: Option<String>,
+    /// A private pool's `segment_pool_id` (CUDA graph, MemPool); `None` for the default pools.
+    pub pool_id: Option<(i64, i64)>,
     pub expandable: bool,
     /// Index into `SegmentsView::stacks`: where the segment was cudaMalloc'ed.
     pub stack: Option<u32>,
@@ -247,6 +287,8 @@ pub struct BlockVm {
     pub state: BlockStateVm,
     /// Index into `SegmentsView::stacks`.
     pub stack: Option<u32>,
+    /// torch <= 2.0: the block's allocation history, oldest first, as (addr, real_size).
+    pub history: Vec<(u64, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -204,7 +204,7 @@ impl AppState {
         match response {
             Response::Opened(summary) => {
                 self.load_error.set(None);
-                let device = summary.devices.first().map(|d| d.device);
+                let device = summary.opening_device();
                 self.file.set(Some(summary));
                 self.select_device(device);
             }

@@ -1,5 +1,5 @@
 //! app/assets/example.pickle is what scripts/make-example.sh makes: `capture --scenario
-//! example --seed 0`. A change to the scenario or the allocator model shows up here as a stale
+//! oom --seed 0`. A change to the scenario or the allocator model shows up here as a stale
 //! asset, to be regenerated with that script.
 
 mod common;
@@ -14,7 +14,7 @@ fn example_asset_is_current() {
     let out = dir.join("example.pickle");
     let o = common::capture(&[
         "--scenario",
-        "example",
+        "oom",
         "--seed",
         "0",
         "--quiet",

@@ -48,7 +48,18 @@ def summary(snap):
             actions[e["action"]] = actions.get(e["action"], 0) + 1
             if e["action"] == "alloc" and "size" in e:
                 sizes.add(e["size"])
+    pools = {}
+    for s in segments:
+        key = (s.get("device", 0), tuple(s.get("segment_pool_id") or (0, 0)))
+        p = pools.setdefault(key, [0, 0, 0])
+        p[0] += 1
+        p[1] += s["total_size"]
+        p[2] += sum(b["size"] for b in s["blocks"] if b["state"] == "active_allocated")
     return {
+        "pools": [
+            {"device": d, "pool_id": list(pid), "segments": n, "reserved_bytes": r, "allocated_bytes": a}
+            for (d, pid), (n, r, a) in sorted(pools.items())
+        ],
         "segments": len(segments),
         "blocks": len(blocks),
         "devices": sorted(devices),

@@ -1,5 +1,6 @@
 //! End-to-end tests live in tests/tests/; this crate holds their shared helpers.
 
+pub mod built;
 pub mod fixtures;
 pub mod memsnap_bin;
 pub mod python;

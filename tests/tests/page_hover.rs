@@ -1,7 +1,6 @@
 //! Hovering a block shows its address, size, state and stack frames in `stack`.
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
-use fantoccini::Locator;
 use memsnap_core::snapshot::Snapshot;
 use memsnap_tests::fixtures;
 use memsnap_tests::web::browser::Browser;
@@ -59,7 +58,7 @@ async fn hovering_a_block_shows_its_frames() {
 
     // The widest drawn block that has a stack.
     let mut best: Option<(u64, u64, Vec<String>, fantoccini::elements::Element)> = None;
-    for block in c.find_all(Locator::Css(&testid("block"))).await.unwrap() {
+    for block in page::find_all_css(c, &testid("block")).await {
         let num = |v: Option<String>| v.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
         let address = num(block.attr("data-address").await.unwrap());
         let size = num(block.attr("data-size").await.unwrap());

@@ -34,10 +34,8 @@ const REAL: [&str; 3] = [
 
 /// Sends `paths` to the input with this test id, as a user picking them would.
 async fn pick(c: &Client, input: &str, paths: &[PathBuf]) -> Result<(), String> {
-    let input = c
-        .find(Locator::Css(&testid(input)))
-        .await
-        .map_err(|e| e.to_string())?;
+    // Waits for the page to mount the input; only the upload itself may fail.
+    let input = page::find(c, input).await;
     let joined: Vec<String> = paths
         .iter()
         .map(|p| {
@@ -209,9 +207,8 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
         reserved.windows(2).all(|w| w[0] >= w[1]),
         "peak reserved, highest first: {reserved:?}"
     );
-    c.find(Locator::Css(&testid("fleet-sort")))
+    page::find(c, "fleet-sort")
         .await
-        .expect("the sort picker")
         .select_by_value("rank")
         .await
         .expect("sorting by rank");
@@ -230,17 +227,18 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
         Err(e) => e.to_string(),
         Ok(_) => panic!("the bad file reads"),
     };
-    let failure = c
-        .find(Locator::Css(&format!(
+    let failure = page::find_css(
+        c,
+        &format!(
             "{}[data-file=\"rank{}.pickle\"]",
             testid("fleet-failure"),
             RANKS - 1
-        )))
-        .await
-        .expect("the bad file is listed")
-        .text()
-        .await
-        .unwrap();
+        ),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
     assert!(
         failure.contains(&format!("rank{}.pickle", RANKS - 1)) && failure.contains(&reason),
         "failure {failure:?} names the file and says {reason:?}"

@@ -1,6 +1,8 @@
 //! `?url=` opens a file relative to the page, with the site under a sub-path (as on GitHub
 //! Pages), and the bundled example opens with one click.
 
+use memsnap_core::analysis::oom::explain_oom;
+use memsnap_core::analysis::state_at::state_at;
 use memsnap_tests::fixtures::{self, workspace_root};
 use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
@@ -47,20 +49,55 @@ async fn url_parameter_and_example_open() {
     .await;
     assert!(error.contains("404"), "{error:?}");
 
-    c.find(fantoccini::Locator::Css(&testid("open-example")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    // The example tells the seed's story: it opens on its OOM, at the failing entry, and the
+    // replays show expandable segments avoiding it (core's verdicts).
+    page::click(c, "open-example").await;
     page::wait_file_name(c, "example.pickle").await;
-    let example = workspace_root().join("app/assets/example.pickle");
+    let example = page::load(&workspace_root().join("app/assets/example.pickle"));
+    let oom = explain_oom(&example, 0)
+        .unwrap()
+        .expect("the bundled example ends in an OOM");
+    let at_oom = state_at(&example, 0, oom.entry);
+    let dump = page::expected(&example);
     page::wait_shown(
         c,
-        "the bundled example",
-        &page::expected(&page::load(&example)),
+        "the bundled example at its OOM",
+        &page::Expected {
+            segments: at_oom.len() as u64,
+            blocks: at_oom.iter().map(|s| s.blocks.len() as u64).sum(),
+            ..dump
+        },
     )
     .await;
+    assert_eq!(
+        page::attr(c, "oom", "data-entry").await.unwrap(),
+        oom.entry.to_string()
+    );
+    let expandable = oom
+        .verdicts
+        .iter()
+        .find(|v| v.change == "expandable_segments:True")
+        .expect("an expandable_segments replay");
+    assert!(
+        expandable.avoided,
+        "the example's story: expandable segments avoid the OOM"
+    );
+    let shown = page::find_css(
+        c,
+        &format!(
+            "{}[data-change=\"expandable_segments:True\"]",
+            testid("oom-verdict")
+        ),
+    )
+    .await;
+    assert_eq!(
+        shown.attr("data-avoided").await.unwrap().as_deref(),
+        Some("true")
+    );
+    assert!(
+        oom.pools.iter().all(|p| p.largest_free < oom.requested),
+        "no hole fits the request"
+    );
     page::screenshot(c, "example").await;
     browser.close().await;
 }

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
-use fantoccini::{Client, Locator};
+use fantoccini::Client;
 use memsnap_core::analysis::anomalies::anomalies;
 use memsnap_core::analysis::replay::{file_config, what_if, Start};
 use memsnap_core::analysis::state_at::state_at;
@@ -27,6 +27,7 @@ async fn attr_u64(c: &Client, id: &str, name: &str) -> Result<u64, String> {
 }
 
 async fn scroll_to(c: &Client, id: &str) {
+    page::find(c, id).await;
     c.execute(
         &format!(
             "document.querySelector('{}').scrollIntoView({{block: 'start'}});",
@@ -40,6 +41,7 @@ async fn scroll_to(c: &Client, id: &str) {
 
 /// Sets an `<input type=range>` as dragging it would (an input event).
 async fn slide(c: &Client, index: u64) {
+    page::find(c, "state-slider").await;
     c.execute(
         &format!(
             "const s = document.querySelector('{}'); s.value = '{index}'; \
@@ -122,7 +124,7 @@ async fn analysis_views_on_a_training_step() {
     );
 
     // Clicking a band (low in the stack, where long-lived allocations are) shows its frames.
-    let canvas = c.find(Locator::Css(&testid("timeline"))).await.unwrap();
+    let canvas = page::find(c, "timeline").await;
     let mut shown = None;
     'search: for dy in [95.0, 80.0, 60.0, 40.0] {
         for dx in [0.0, -200.0, 200.0, -350.0, 350.0] {
@@ -190,27 +192,15 @@ async fn analysis_views_on_a_training_step() {
         page::text(c, "alloc-conf").await.map(|_| ())
     })
     .await;
-    let expandable_before = c
-        .find(Locator::Css(&testid("whatif-expandable")))
+    let expandable_before = page::find(c, "whatif-expandable")
         .await
-        .unwrap()
         .prop("checked")
         .await
         .unwrap()
         == Some("true".into());
     scroll_to(c, "whatif").await;
-    c.find(Locator::Css(&testid("whatif-expandable")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.find(Locator::Css(&testid("whatif-run")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    page::click(c, "whatif-expandable").await;
+    page::click(c, "whatif-run").await;
     let (reserved, ooms, start) = wait_until("the what-if result", || async {
         Ok((
             attr_u64(c, "whatif-result", "data-peak-reserved").await?,
@@ -250,12 +240,7 @@ async fn analysis_views_on_a_training_step() {
     .await;
     scroll_to(c, "flamegraph").await;
     page::screenshot(c, "views-flamegraph").await;
-    c.find(Locator::Css(&testid("flame-all-frames")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    page::click(c, "flame-all-frames").await;
     wait_until("all frames in the flame graph", || async {
         let nodes = attr_u64(c, "flamegraph", "data-nodes").await?;
         if nodes > filtered {

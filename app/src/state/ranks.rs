@@ -342,15 +342,18 @@ impl AppState {
         }
     }
 
-    /// The views show detail slot `slot`'s file; keeps the device when the file has it.
+    /// The views show detail slot `slot`'s file: on its out-of-memory device when it has one
+    /// (as a single file opens), else on the device shown before when the file has it.
     fn activate(&self, slot: usize, summary: FileSummary) {
         self.generation.update_value(|g| *g += 1);
         self.active.set(slot);
         self.load_error.set(None);
         let current = self.device.get_untracked();
-        let device = current
-            .filter(|d| summary.devices.iter().any(|s| s.device == *d))
-            .or_else(|| summary.devices.first().map(|d| d.device));
+        let oom = summary.devices.iter().find(|d| d.first_oom.is_some());
+        let device = oom
+            .map(|d| d.device)
+            .or_else(|| current.filter(|d| summary.devices.iter().any(|s| s.device == *d)))
+            .or_else(|| summary.opening_device());
         self.file.set(Some(summary));
         self.select_device(device);
     }

@@ -51,6 +51,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
         segments_with_free: f.segments_with_free as u64,
         releasable: f.releasable,
         churn_verdict: churn.verdict.clone(),
+        churn_verdict_exact: churn.verdict_exact.clone(),
         distinct_sizes: churn.distinct_sizes as u64,
         turnover: churn.turnover,
         pinning_count: pinning.len() as u64,
@@ -67,7 +68,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
                 stack: p.stack.map(|s| s.0),
             })
             .collect(),
-        peak_index: peak.index.map(|i| i as u64),
+        peak_index: peak.index.filter(|_| has_trace).map(|i| i as u64),
         peak_allocated: peak.allocated,
         peak_frames: peak
             .by_top_frame

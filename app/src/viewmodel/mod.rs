@@ -10,6 +10,7 @@ mod diagnostics;
 mod flame;
 pub mod fleet;
 mod insights;
+mod oom;
 mod segments;
 mod stack;
 mod state_at;
@@ -40,6 +41,14 @@ pub fn answer(snapshot: &Snapshot, cache: &mut Analyses, request: &Request) -> R
         Request::Diagnostics { device } => {
             Response::Diagnostics(diagnostics_view(snapshot, *device))
         }
+        Request::Oom { device } => oom::oom_response(snapshot, *device),
+        Request::Pools { device } => Response::Pools {
+            device: *device,
+            pools: memsnap_core::analysis::pools::pool_totals(snapshot)
+                .into_iter()
+                .filter(|p| p.device == *device)
+                .collect(),
+        },
         Request::OpenFile { .. } | Request::OpenUrl { .. } | Request::Summarize { .. } => {
             Response::Failed {
                 message: "open requests are handled by the worker's loader".into(),

@@ -1,5 +1,6 @@
 use std::collections::HashMap;
 
+use memsnap_core::analysis::pools::{is_private, pool_of};
 use memsnap_core::snapshot::{BlockState, Segment, Snapshot, StackId, Value};
 
 use crate::protocol::{BlockStateVm, BlockVm, FrameVm, SegmentVm, SegmentsView};
@@ -41,6 +42,7 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
                             BlockState::Inactive => BlockStateVm::Inactive,
                         },
                         stack,
+                        history: legacy_history(b.history.as_ref()),
                     }
                 })
                 .collect();
@@ -50,6 +52,7 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
                 total_size: seg.total_size,
                 stream: seg.stream.unwrap_or(0),
                 pool: seg.segment_type.map(|t| t.as_str().to_string()),
+                pool_id: Some(pool_of(seg)).filter(|p| is_private(*p)),
                 expandable: seg.is_expandable.unwrap_or(false),
                 stack: seg.frames.map(|id| stacks.interned(id)),
                 blocks,
@@ -63,6 +66,20 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
         frames: stacks.frames,
         stacks: stacks.stacks,
     }
+}
+
+/// A legacy block's `history` as (addr, real_size) pairs; entries without both are skipped.
+fn legacy_history(history: Option<&Value>) -> Vec<(u64, u64)> {
+    history
+        .and_then(|h| h.as_seq())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let addr = e.get("addr")?.as_i64()?;
+            let size = e.get("real_size")?.as_i64()?;
+            Some((u64::try_from(addr).ok()?, u64::try_from(size).ok()?))
+        })
+        .collect()
 }
 
 /// The subset of the snapshot's stacks one view references, renumbered densely.

@@ -29,6 +29,11 @@ pub fn file_summary(
                 segments,
                 blocks,
                 trace_entries,
+                first_oom: memsnap_core::analysis::oom::first_oom(snapshot, device)
+                    .map(|i| i as u64),
+                traced_entries: usize::try_from(device)
+                    .map(|d| snapshot.traced_entries(d) as u64)
+                    .unwrap_or(0),
             }
         })
         .collect();

@@ -73,7 +73,7 @@ impl Default for Analysis {
     }
 }
 
-/// Trace entries of the shown device.
+/// Trace entries of the shown device (0 for a trace of `snapshot` markers only: no trace).
 pub fn entries(state: &AppState) -> u64 {
     let device = state.device.get();
     state
@@ -83,7 +83,13 @@ pub fn entries(state: &AppState) -> u64 {
                 f.devices
                     .iter()
                     .find(|d| Some(d.device) == device)
-                    .map(|d| d.trace_entries)
+                    .map(|d| {
+                        if d.traced_entries == 0 {
+                            0
+                        } else {
+                            d.trace_entries
+                        }
+                    })
             })
         })
         .unwrap_or(0)

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use super::analysis_state::{pick_stack, range, time_label, Analysis};
+use super::analysis_state::{entries, pick_stack, range, time_label, Analysis};
 use crate::analysis_protocol::{AnomaliesView, AnomalyRow};
 use crate::format;
 use crate::protocol::{Request, Response};
@@ -55,6 +55,9 @@ pub fn Anomalies() -> impl IntoView {
     move || {
         let d = data.get()?;
         let total = (d.pending_count, d.leak_count, d.ooms.len());
+        // OOMs and allocations never freed are read from a trace; pending frees from the dump.
+        let traced = entries(&state) > 0;
+        let no_trace = "Needs a trace: this file has none (only the segments at the dump).";
         Some(view! {
             <section class="panel anomalies" data-testid="anomalies"
                 data-pending=d.pending_count.to_string() data-leaks=d.leak_count.to_string()
@@ -63,7 +66,9 @@ pub fn Anomalies() -> impl IntoView {
                     <span class="muted">{format!("in the range: {} pending frees, {} never freed, {} OOMs", total.0, total.1, total.2)}</span>
                 </div>
                 <h3>{format!("Out of memory ({})", d.ooms.len())}</h3>
-                {if d.ooms.is_empty() {
+                {if !traced {
+                    view! { <p class="muted" data-testid="anomalies-no-trace">{no_trace}</p> }.into_any()
+                } else if d.ooms.is_empty() {
                     view! { <p class="muted">"No OOM entries."</p> }.into_any()
                 } else {
                     view! { <div class="rows-scroll"><table class="rows"><thead><tr><th>"entry"</th><th>"requested"</th><th>"device free then"</th><th>"allocated"</th><th>"reserved"</th><th>"where"</th></tr></thead><tbody>
@@ -92,7 +97,9 @@ pub fn Anomalies() -> impl IntoView {
                         <tbody>{rows(d.pending, "Freed, still pending; allocated at")}</tbody></table></div> }.into_any()
                 }}
                 <h3>{format!("Never freed in the trace ({}, {})", d.leak_count, format::bytes(d.leak_bytes))}</h3>
-                {if d.leaks.is_empty() {
+                {if !traced {
+                    view! { <p class="muted">{no_trace}</p> }.into_any()
+                } else if d.leaks.is_empty() {
                     view! { <p class="muted">"Every allocation made in this range was freed."</p> }.into_any()
                 } else {
                     view! { <div class="rows-scroll"><table class="rows"><thead><tr><th>"size"</th><th>"allocated at"</th><th>"age (entries)"</th><th>"where"</th></tr></thead>

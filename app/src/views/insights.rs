@@ -53,7 +53,7 @@ pub fn Insights() -> impl IntoView {
                 {d.has_trace.then(|| view! {
                     <div class="number">
                         <dt>"Churn"</dt>
-                        <dd><span class="verdict" data-testid="insight-churn">{d.churn_verdict.clone()}</span>
+                        <dd><span class="verdict" data-testid="insight-churn" title=d.churn_verdict_exact.clone()>{d.churn_verdict.clone()}</span>
                             <span class="note muted">{format!("{} distinct sizes · memory recycled {:.1}× the peak", d.distinct_sizes, d.turnover)}</span></dd>
                     </div>
                 })}

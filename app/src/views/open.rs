@@ -45,7 +45,7 @@ pub fn OpenPanel() -> impl IntoView {
             })}
             <label class="button primary">
                 "Open file(s)…"
-                <input type="file" multiple data-testid="file-input" accept=".pickle,.pkl,.pk,application/octet-stream"
+                <input type="file" multiple data-testid="file-input" accept=".pickle,.pkl,.pk,.json,.gz,application/octet-stream,application/json,application/gzip"
                     on:change=on_pick/>
             </label>
             <label class="button">

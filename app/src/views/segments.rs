@@ -36,6 +36,8 @@ enum Width {
 pub fn SegmentView() -> impl IntoView {
     let state = expect_context::<AppState>();
     let sort = RwSignal::new(SortBy::Size);
+    // Which pool's segments are shown: None = all; Some(None) = the default pools.
+    let pool = RwSignal::new(None::<Option<(i64, i64)>>);
     let width = RwSignal::new(Width::Shared);
     let scroll_top = RwSignal::new(0.0);
     let viewport = RwSignal::new(600.0);
@@ -44,7 +46,12 @@ pub fn SegmentView() -> impl IntoView {
     let order = Memo::new(move |_| {
         state.segments.with(|v| {
             v.as_ref()
-                .map(|v| sorted(&v.segments, sort.get()))
+                .map(|v| {
+                    let only = pool.get();
+                    let mut idx = sorted(&v.segments, sort.get());
+                    idx.retain(|&i| only.is_none_or(|p| v.segments[i].pool_id == p));
+                    idx
+                })
                 .unwrap_or_default()
         })
     });
@@ -54,7 +61,24 @@ pub fn SegmentView() -> impl IntoView {
             scroll_top.set(el.scroll_top() as f64);
         }
     };
-    // A new device or file starts at the top.
+    // The private pools of the shown segments (the pool filter appears when there are any).
+    let private_pools = Memo::new(move |_| {
+        state.segments.with(|v| {
+            let mut p: Vec<(i64, i64)> = v
+                .iter()
+                .flat_map(|v| v.segments.iter().filter_map(|s| s.pool_id))
+                .collect();
+            p.sort_unstable();
+            p.dedup();
+            p
+        })
+    });
+    // A new device or file starts at the top, with every pool shown.
+    Effect::new(move |_| {
+        state.device.track();
+        state.file.track();
+        pool.set(None);
+    });
     Effect::new(move |_| {
         state.segments.track();
         if let Some(el) = scroller.get() {
@@ -123,6 +147,21 @@ pub fn SegmentView() -> impl IntoView {
                         <option value="stream">"by stream"</option>
                     </select>
                 </label>
+                {move || (!private_pools.get().is_empty()).then(|| view! {
+                    <label class="control">"Pool "
+                        <select data-testid="segment-pool" on:change=move |e| pool.set(match event_target_value(&e).as_str() {
+                            "all" => None,
+                            "default" => Some(None),
+                            other => other.split_once(',').and_then(|(a, b)| Some(Some((a.parse().ok()?, b.parse().ok()?)))),
+                        })>
+                            <option value="all">"all pools"</option>
+                            <option value="default">"default pools"</option>
+                            {private_pools.get().into_iter().map(|(a, b)| view! {
+                                <option value=format!("{a},{b}")>{format!("private ({a}, {b})")}</option>
+                            }).collect_view()}
+                        </select>
+                    </label>
+                })}
                 <label class="control">"Bars "
                     <select data-testid="segment-width" on:change=move |e| width.set(match event_target_value(&e).as_str() {
                         "fill" => Width::Fill,
@@ -223,8 +262,11 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
         })
         .collect_view();
     let tags = format!(
-        "stream {}{}{}",
+        "stream {}{}{}{}",
         seg.stream,
+        seg.pool_id
+            .map(|(a, b)| format!(" · private pool ({a}, {b})"))
+            .unwrap_or_default(),
         seg.pool
             .as_deref()
             .map(|p| format!(" · {p}"))
@@ -242,6 +284,8 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
                 <div class="segment" data-testid="segment"
                     data-address=seg.address.to_string()
                     data-total-size=seg.total_size.to_string()
+                    data-pool-id=seg.pool_id.map(|(a, b)| format!("{a},{b}")).unwrap_or_default()
+                    class:private-pool=seg.pool_id.is_some()
                     style=format!("width:{bar_width:.4}%")>
                     {blocks}
                 </div>

@@ -3,9 +3,12 @@
 use leptos::prelude::*;
 
 use crate::format;
-use crate::protocol::SegmentsView;
+use memsnap_core::analysis::pools::{serves, DEFAULT_POOL};
+
+use crate::protocol::{BlockStateVm, SegmentsView};
 use crate::state::{AppState, Hover};
 use crate::views::analysis_state::Analysis;
+use crate::views::pools::pool_name;
 
 #[component]
 pub fn StackPanel() -> impl IntoView {
@@ -81,6 +84,19 @@ fn describe(view: &SegmentsView, hover: Hover) -> Described {
                 facts.push(("Requested", exact(r)));
             }
             facts.push(("State", b.state.as_str().to_string()));
+            facts.push(("Pool", pool_name(seg.pool_id)));
+            if !b.history.is_empty() {
+                // torch <= 2.0 files: every allocation this block has served, oldest first.
+                let lines: Vec<String> = b
+                    .history
+                    .iter()
+                    .map(|(a, n)| format!("{} {}", format::address(*a), format::bytes(*n)))
+                    .collect();
+                facts.push(("History", lines.join("; ")));
+            }
+            if b.state == BlockStateVm::Inactive {
+                facts.push(("Can serve", serves(seg.pool_id.unwrap_or(DEFAULT_POOL))));
+            }
             facts.push((
                 "Segment",
                 format!(
@@ -100,6 +116,7 @@ fn describe(view: &SegmentsView, hover: Hover) -> Described {
                 ("Size", exact(seg.total_size)),
                 ("Stream", seg.stream.to_string()),
                 ("Pool", seg.pool.clone().unwrap_or_else(|| "unknown".into())),
+                ("Pool id", pool_name(seg.pool_id)),
                 ("Blocks", seg.blocks.len().to_string()),
             ];
             (facts, frames(seg.stack), "Reserved (cudaMalloc) at")

@@ -35,8 +35,23 @@ struct Drag {
     moved: bool,
 }
 
+/// The timeline, or for a device without a trace (segment-only files) one line saying so, so
+/// the views below move up.
 #[component]
 pub fn Timeline() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let traced = Memo::new(move |_| state.file.with(|f| f.is_none()) || entries(&state) > 0);
+    move || {
+        if traced.get() {
+            view! { <TimelineChart/> }.into_any()
+        } else {
+            view! { <super::no_trace::NoTrace/> }.into_any()
+        }
+    }
+}
+
+#[component]
+fn TimelineChart() -> impl IntoView {
     let state = expect_context::<AppState>();
     let an = expect_context::<Analysis>();
     let canvas = NodeRef::<html::Canvas>::new();

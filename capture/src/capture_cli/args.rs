@@ -53,7 +53,8 @@ pub struct Args {
     pub cuda: bool,
 
     /// The CUDA device index (with --cuda); with --replay, also the device whose trace is
-    /// replayed (when the file has one for it, else the first traced device).
+    /// replayed (when the file has one for it, else the first traced device); a simulated
+    /// scenario's snapshot names this device.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub device: i32,
 
@@ -76,8 +77,10 @@ Built-in scenarios (each is a scenario file in capture/scenarios/, shown by its 
                   leaves two holes that never merge
   kv-cache        vLLM-style serving: weights, a profiling pass, empty_cache, a per-layer
                   KV-cache arena managed in pages, decode steps with changing batch sizes
-  example         a small training run with a pinning block and pending frees (the viewer's
-                  bundled example, app/assets/example.pickle)
+  example         a small training run with a pinning block and pending frees
+  oom             1.5 GB / 1.8 GB batches pinned by small tensors until one fails with 8 GB
+                  reserved and no 2 GB hole (the viewer's bundled example,
+                  app/assets/example.pickle)
 
 Scenario files (TOML): [scenario] name/description/capacity, then [[step]] tables, each doing
 one thing:

@@ -80,10 +80,11 @@ pub fn run(args: &Args) -> Result<Outcome, String> {
                 Input::Replay(_) => None,
             })
             .unwrap_or(DEFAULT_CAPACITY);
-        // A replay keeps the device index of the trace it replays.
+        // A replay keeps the device index of the trace it replays; a scenario runs as the
+        // --device the user named (a multi-GPU job's other ranks, an OOM on cuda:1).
         let device = match &input {
             Input::Replay(r) => r.device as i64,
-            Input::Scenario(_) => 0,
+            Input::Scenario(_) => args.device as i64,
         };
         let mut alloc = Allocator::new(Sim::new(cap), config).with_device(device);
         let label = format!("{label} (simulated device of {})", size::human(cap));

@@ -60,6 +60,8 @@ subcommands! {
     Fleet => fleet,
     /// Snapshots as Hive-partitioned Parquet tables (by rank) for DuckDB, DataFusion or Spark.
     Export => export,
+    /// Why the file ran out of memory: request, free blocks by pool, live frames, replayed fixes.
+    Oom => oom,
 }
 
 #[derive(Parser, Debug)]

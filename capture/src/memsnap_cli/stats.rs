@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use memsnap_core::analysis::pools::{is_private, pool_totals, PoolTotals};
 use memsnap_core::analysis::summary::{DeviceSummary, Summary};
 use memsnap_core::snapshot::Snapshot;
 
@@ -12,7 +13,8 @@ use super::{load, CliError};
 pub struct Args {
     /// Snapshot file (pickle or gzipped pickle); `-` reads stdin.
     pub file: String,
-    /// Print the whole-file summary as one JSON object instead.
+    /// Print the whole-file summary as one JSON object instead (with `pools`: per device and
+    /// pool id, segments, reserved and allocated bytes).
     #[arg(long)]
     pub json: bool,
 }
@@ -20,10 +22,13 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     let snapshot = load(&args.file)?;
     let summary = Summary::of(&snapshot);
+    let pools = pool_totals(&snapshot);
     let text = if args.json {
-        json(&summary).to_string() + "\n"
+        let mut j = json(&summary);
+        j["pools"] = pools_json(&pools);
+        j.to_string() + "\n"
     } else {
-        human(&args.file, &snapshot, &summary)
+        human(&args.file, &snapshot, &summary) + &pools_human(&pools)
     };
     std::io::stdout()
         .lock()
@@ -47,6 +52,42 @@ pub fn json(s: &Summary) -> serde_json::Value {
         "total_free_bytes": s.total_free_bytes,
         "distinct_alloc_sizes": s.distinct_alloc_sizes,
     })
+}
+
+/// One object per device and pool (`pool_id` as `[a, b]`; (0, 0) = the default pools).
+pub fn pools_json(pools: &[PoolTotals]) -> serde_json::Value {
+    pools
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "device": p.device,
+                "pool_id": [p.pool_id.0, p.pool_id.1],
+                "segments": p.segments,
+                "reserved_bytes": p.reserved_bytes,
+                "allocated_bytes": p.allocated_bytes,
+            })
+        })
+        .collect()
+}
+
+/// Private pools (CUDA graphs, MemPools) only: the default pools are the device rows above.
+fn pools_human(pools: &[PoolTotals]) -> String {
+    let mut out = String::new();
+    for p in pools.iter().filter(|p| is_private(p.pool_id)) {
+        out.push_str(&format!(
+            "device {} private pool ({}, {}): {} segments\n",
+            p.device, p.pool_id.0, p.pool_id.1, p.segments
+        ));
+        bytes_lines(
+            &mut out,
+            &[
+                ("reserved", p.reserved_bytes),
+                ("allocated", p.allocated_bytes),
+                ("free (cached)", p.free_bytes),
+            ],
+        );
+    }
+    out
 }
 
 /// The byte rows printed for a device and for the total.
@@ -74,8 +115,8 @@ fn total_rows(s: &Summary) -> Rows {
     ]
 }
 
-fn bytes_lines(out: &mut String, rows: Rows) {
-    for (name, v) in rows {
+fn bytes_lines(out: &mut String, rows: &[(&str, u64)]) {
+    for &(name, v) in rows {
         out.push_str(&format!("  {name:<20}{}\n", size_exact(v)));
     }
 }
@@ -87,7 +128,7 @@ fn human(file: &str, snapshot: &Snapshot, s: &Summary) -> String {
             "device {}: {} segments, {} blocks, {} trace entries\n",
             d.device, d.segments, d.blocks, d.trace_entries
         ));
-        bytes_lines(&mut out, device_rows(&d));
+        bytes_lines(&mut out, &device_rows(&d));
     }
     out.push_str(&format!(
         "total: {} segments, {} blocks, {} trace entries, {} devices\n",
@@ -96,7 +137,7 @@ fn human(file: &str, snapshot: &Snapshot, s: &Summary) -> String {
         s.trace_entries.iter().sum::<u64>(),
         s.devices.len()
     ));
-    bytes_lines(&mut out, total_rows(s));
+    bytes_lines(&mut out, &total_rows(s));
     if !s.actions.is_empty() {
         let actions: Vec<String> = s.actions.iter().map(|(a, n)| format!("{a} {n}")).collect();
         out.push_str(&format!("actions: {}\n", actions.join(", ")));

@@ -37,7 +37,13 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         "scenarios/kv-cache.toml",
         include_str!("../../scenarios/kv-cache.toml"),
     ),
-    // Small on purpose: app/assets/example.pickle is made from it (scripts/make-example.sh).
+    (
+        "oom",
+        "scenarios/oom.toml",
+        include_str!("../../scenarios/oom.toml"),
+    ),
+    // The viewer's bundled example (app/assets/example.pickle) is made from `oom`
+    // (scripts/make-example.sh); this one is a small run with pinning and pending frees.
     (
         "example",
         "scenarios/example.toml",

@@ -66,6 +66,8 @@ pub struct Churn {
     pub turnover: f64,
     pub alternating: Option<Alternation>,
     pub verdict: String,
+    /// The verdict with exact byte counts, when it names sizes.
+    pub verdict_exact: Option<String>,
 }
 
 /// Alternations at which the pattern is reported (A B A B: three switches).
@@ -229,26 +231,33 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
     } else {
         bytes_allocated as f64 / peak_live as f64
     };
-    let verdict = match &alternating {
-        Some(al) => format!(
-            "alternating sizes: {} B and {} B switch {} times with frees in between and needed {} \
-             new segments; a {} B request cannot reuse a {} B hole, and a {} B request carved from \
-             a {} B hole leaves {} B{}",
-            al.smaller,
-            al.larger,
+    // Sizes as people say them; `verdict_exact` repeats the sentence in bytes for a hover.
+    let alternation_sentence = |al: &Alternation, size: &dyn Fn(u64) -> String| {
+        format!(
+            "alternating sizes: {} and {} switch {} times with frees in between and needed {} \
+             new segments; a {} request cannot reuse a {} hole, and a {} request carved from \
+             a {} hole leaves {}{}",
+            size(al.smaller),
+            size(al.larger),
             al.alternations,
             al.new_segments,
-            al.larger,
-            al.smaller,
-            al.smaller,
-            al.larger,
-            al.remainder,
+            size(al.larger),
+            size(al.smaller),
+            size(al.smaller),
+            size(al.larger),
+            size(al.remainder),
             if al.smaller_blocked_by_max_split {
                 " (here it may not take it at all: max_split_size)"
             } else {
                 ""
             }
-        ),
+        )
+    };
+    let verdict_exact = alternating
+        .as_ref()
+        .map(|al| alternation_sentence(al, &|b| format!("{b} bytes")));
+    let verdict = match &alternating {
+        Some(al) => alternation_sentence(al, &super::units::bytes),
         None if traced.is_empty() => "no allocations in the trace".to_string(),
         None => format!(
             "no costly alternating-size pattern (sizes that alternate reuse their own holes); \
@@ -270,6 +279,7 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
         turnover,
         alternating,
         verdict,
+        verdict_exact,
     }
 }
 
@@ -368,6 +378,19 @@ mod tests {
         assert_eq!(al.remainder, 20 * MB);
         assert_eq!(al.new_segments, 8);
         assert!(!al.smaller_blocked_by_max_split);
+        // Sizes as people say them, the exact bytes kept for a hover.
+        assert!(
+            c.verdict
+                .starts_with("alternating sizes: 30.0 MiB and 50.0 MiB switch 9 times"),
+            "{}",
+            c.verdict
+        );
+        assert!(c.verdict.ends_with("leaves 20.0 MiB"), "{}", c.verdict);
+        let exact = c.verdict_exact.as_deref().unwrap_or_default();
+        assert!(
+            exact.contains(&format!("{} bytes and {} bytes", 30 * MB, 50 * MB)),
+            "{exact}"
+        );
         let settings = AllocatorSettings {
             entries: vec![(
                 std::sync::Arc::from("max_split_size"),

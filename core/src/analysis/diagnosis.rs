@@ -65,7 +65,7 @@ pub fn diagnose_unplanned(snap: &Snapshot, device: usize, tl: &Timeline) -> Diag
     let pinning = pinning(snap, device, Some(&tl.allocations));
     let peak = peak(snap, tl);
     let anomalies = anomalies(snap, device, tl);
-    let has_trace = !tl.is_empty();
+    let has_trace = snap.traced_entries(device) > 0;
     let sizes: Vec<u64> = tl
         .allocations
         .list

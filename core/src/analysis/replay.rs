@@ -24,7 +24,8 @@ pub use backing::{ReplayBacking, SegKind, SegOp, WindowScore};
 pub use detect::{check_cuda_policy, PolicyCheck};
 pub use requests::{empty_cache_by_runs, requests_of, Request, Traced};
 
-use requests::{completes_at, pool_of};
+use requests::completes_at;
+pub use requests::pool_of;
 
 use super::state_at::start_state;
 
@@ -111,14 +112,15 @@ pub fn file_config(snapshot: &Snapshot) -> Result<Config, ReplayError> {
     }
 }
 
-/// Devices that have a trace.
+/// Devices that have a trace (a trace of `snapshot` markers only, as torch 2.0 dumps write,
+/// has nothing to replay).
 pub fn traced_devices(snapshot: &Snapshot) -> Vec<i64> {
     snapshot
         .device_traces
         .iter()
         .flatten()
         .enumerate()
-        .filter(|(_, t)| !t.is_empty())
+        .filter(|&(i, _)| snapshot.traced_entries(i) > 0)
         .map(|(i, _)| i as i64)
         .collect()
 }
@@ -503,11 +505,45 @@ pub fn what_if_snapshot(
     start: Start,
     capacity: Option<u64>,
 ) -> Result<(WhatIf, Snapshot), ReplayError> {
+    let settings = config.to_conf_string();
+    let reqs = requests(snapshot, device);
+    let run = run_requests(snapshot, device, config, start, capacity, None, &reqs)?;
+    let w = WhatIf {
+        settings,
+        figures: Figures::of(run.alloc.stats()),
+        requests: run.requests,
+        failed_requests: run.failed,
+    };
+    Ok((w, run.alloc.snapshot()))
+}
+
+/// A what-if model after running some requests.
+pub(crate) struct RequestRun {
+    pub alloc: Allocator<SimBacking>,
+    pub requests: u64,
+    pub failed: u64,
+}
+
+/// Runs `reqs` (of `device`'s trace) through a model under `config` on a simulated device of
+/// `capacity` bytes (None = unlimited), from a clean or reconstructed start. `allowed` is a
+/// memory-fraction cap in bytes (`set_per_process_memory_fraction`; garbage collection works
+/// only under one).
+pub(crate) fn run_requests(
+    snapshot: &Snapshot,
+    device: i64,
+    config: Config,
+    start: Start,
+    capacity: Option<u64>,
+    allowed: Option<u64>,
+    reqs: &[Traced],
+) -> Result<RequestRun, ReplayError> {
     let entries = snapshot.trace(device.max(0) as usize);
     let mut sim = SimBacking::new(capacity.unwrap_or(1u64 << 50));
     sim.hold_stream(PENDING_STREAM);
-    let settings = config.to_conf_string();
     let mut a = Allocator::new(sim, config).with_device(device);
+    if let Some(bytes) = allowed {
+        a.set_capacity(bytes);
+    }
     a.set_stacks(snapshot.stacks.clone());
     let mut live_seeded = std::collections::HashSet::new();
     if start == Start::Reconstructed {
@@ -527,7 +563,7 @@ pub fn what_if_snapshot(
     let mut d = Driver::default();
     let (mut n_requests, mut failed) = (0u64, 0u64);
     let mut failed_addrs = std::collections::HashSet::new();
-    for t in requests(snapshot, device) {
+    for t in reqs {
         match t.request {
             Request::Alloc {
                 addr,
@@ -560,13 +596,11 @@ pub fn what_if_snapshot(
             Request::EmptyCache => a.empty_cache(),
         }
     }
-    let w = WhatIf {
-        settings,
-        figures: Figures::of(a.stats()),
+    Ok(RequestRun {
+        alloc: a,
         requests: n_requests,
-        failed_requests: failed,
-    };
-    Ok((w, a.snapshot()))
+        failed,
+    })
 }
 
 /// Trace indices where the program called empty_cache: as the fidelity replay tells them apart

@@ -121,6 +121,15 @@ impl Snapshot {
             .unwrap_or(&[])
     }
 
+    /// Entries of `device`'s trace that record something: `snapshot` markers alone (a torch
+    /// 2.0 dump writes one) are no trace.
+    pub fn traced_entries(&self, device: usize) -> usize {
+        self.trace(device)
+            .iter()
+            .filter(|e| e.action() != Action::Snapshot)
+            .count()
+    }
+
     /// Device indices that have a segment or a trace entry, ascending.
     pub fn devices(&self) -> Vec<i64> {
         let mut d: Vec<i64> = self

@@ -428,7 +428,13 @@ impl<'s> Pickler<'s> {
             p.opt_uint("requested_size", b.requested_size, &mut n);
             p.key("state", &mut n);
             p.str(b.state.as_str());
-            if let Some(f) = b.frames {
+            // A legacy block's frames were read from its history (see the reader's schema):
+            // written back only if the file had them as a key of their own.
+            let from_history = b
+                .history
+                .as_ref()
+                .is_some_and(|h| p.stack_is_history(b.frames, h));
+            if let Some(f) = b.frames.filter(|_| !from_history) {
                 p.key("frames", &mut n);
                 p.stack(f);
             }
@@ -466,6 +472,28 @@ impl<'s> Pickler<'s> {
             p.extra(e.extra(), &mut n);
             n
         });
+    }
+
+    /// Whether stack `id` is the frames of `history`'s last entry (file, line, name each):
+    /// what the reader derives for a legacy block that has no `frames` key.
+    fn stack_is_history(&self, id: Option<StackId>, history: &Value) -> bool {
+        let Some(id) = id else { return false };
+        let Some(frames) = history
+            .as_seq()
+            .and_then(|h| h.last())
+            .and_then(|e| e.get("frames"))
+            .and_then(|f| f.as_seq())
+        else {
+            return false;
+        };
+        let ours = self.snapshot.stacks.stack(id);
+        ours.len() == frames.len()
+            && ours.iter().zip(frames).all(|(f, v)| {
+                let f = self.snapshot.stacks.frame(*f);
+                v.get("filename").and_then(|x| x.as_str()) == Some(&*f.filename)
+                    && v.get("name").and_then(|x| x.as_str()) == Some(&*f.name)
+                    && v.get("line").and_then(|x| x.as_i64()) == Some(f.line)
+            })
     }
 
     fn stack(&mut self, id: StackId) {

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use fantoccini::elements::Element;
 use fantoccini::{Client, Locator};
 use memsnap_core::analysis::totals::device_totals;
 use memsnap_core::snapshot::{read, Snapshot};
@@ -35,6 +36,43 @@ where
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     }
+}
+
+/// The element with this test id, once the page has it: polls until [`TIMEOUT`] and then fails
+/// naming the element (a loaded machine mounts the page late; no test may assume it is there).
+pub async fn find(c: &Client, id: &str) -> Element {
+    find_css(c, &testid(id)).await
+}
+
+/// [`find`] for any CSS selector.
+pub async fn find_css(c: &Client, css: &str) -> Element {
+    wait_until(&format!("element {css}"), || async {
+        c.find(Locator::Css(css))
+            .await
+            .map_err(|e| format!("not there ({e})"))
+    })
+    .await
+}
+
+/// All elements matching `css`, once there is at least one (see [`find`]).
+pub async fn find_all_css(c: &Client, css: &str) -> Vec<Element> {
+    wait_until(&format!("elements {css}"), || async {
+        match c.find_all(Locator::Css(css)).await {
+            Ok(v) if !v.is_empty() => Ok(v),
+            Ok(_) => Err("none yet".to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    })
+    .await
+}
+
+/// Clicks the element with this test id once the page has it.
+pub async fn click(c: &Client, id: &str) {
+    find(c, id)
+        .await
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("clicking {}: {e}", testid(id)));
 }
 
 /// The text of the first element with this test id (`Err` when there is none).
@@ -71,10 +109,7 @@ pub async fn wait_file_name(c: &Client, name: &str) {
 
 /// Opens `path` through the file input, as a user picking it would.
 pub async fn pick_file(c: &Client, path: &Path) {
-    let input = c
-        .find(Locator::Css(&testid("file-input")))
-        .await
-        .expect("the page has a file-input");
+    let input = find(c, "file-input").await;
     let absolute =
         std::fs::canonicalize(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     input
@@ -83,8 +118,27 @@ pub async fn pick_file(c: &Client, path: &Path) {
         .expect("sending a path to the file input");
 }
 
+/// Scrolls `e` to the middle of the view and moves the pointer onto it.
+pub async fn hover(c: &Client, e: Element) {
+    c.execute(
+        "arguments[0].scrollIntoView({block: 'center'});",
+        vec![serde_json::to_value(&e).expect("an element as JSON")],
+    )
+    .await
+    .expect("scrolling to the element");
+    use fantoccini::actions::{InputSource, MouseActions, PointerAction};
+    let hover = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement {
+        element: e,
+        duration: None,
+        x: 0.0,
+        y: 0.0,
+    });
+    c.perform_actions(hover).await.expect("hovering");
+}
+
 /// Scrolls the element with this test id into view (views stack vertically in the page).
 pub async fn scroll_to(c: &Client, id: &str) {
+    find(c, id).await;
     let script = format!(
         "document.querySelector('{}')?.scrollIntoView({{block: 'start'}});",
         testid(id).replace('\'', "\\'")
@@ -119,7 +173,11 @@ pub fn load(path: &Path) -> Snapshot {
 }
 
 pub fn expected(snapshot: &Snapshot) -> Expected {
-    let device = snapshot.devices().first().copied().unwrap_or(0);
+    expected_on(snapshot, snapshot.devices().first().copied().unwrap_or(0))
+}
+
+/// What the page must show for `device`.
+pub fn expected_on(snapshot: &Snapshot, device: i64) -> Expected {
     let t = device_totals(snapshot, device);
     Expected {
         segments: t.segments,

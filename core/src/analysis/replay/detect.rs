@@ -1,9 +1,15 @@
 //! Is this a trace of PyTorch's CUDA caching allocator? Other allocators write the same file
 //! format with other rules (torch_npu's Ascend allocator pads every block by 32 bytes before
 //! rounding, and sizes segments to match), and replaying them under CUDA's policy would report
-//! false mismatches. These checks look for sizes CUDA's policy cannot produce.
+//! false mismatches. These checks look for sizes CUDA's policy cannot produce, in the dump and
+//! in the trace (each device on its own: a device whose dump shows nothing can still be told by
+//! the address steps between neighbouring blocks in its trace).
 
-use crate::allocator::rounding::{get_allocation_size, round_size, MIN_BLOCK_SIZE, SMALL_BUFFER};
+use std::collections::{BTreeMap, HashSet};
+
+use crate::allocator::rounding::{
+    get_allocation_size, is_small, round_size, MIN_BLOCK_SIZE, SMALL_BUFFER,
+};
 use crate::allocator::Config;
 use crate::snapshot::{Action, BlockState, SegmentType, Snapshot};
 
@@ -89,5 +95,132 @@ pub fn check_cuda_policy(snapshot: &Snapshot, device: i64, config: &Config) -> P
             ));
         }
     }
+    neighbour_steps(snapshot, device, config, &mut pc);
     pc
+}
+
+/// 3. Address steps between neighbouring blocks. A small-pool block is exactly the rounded
+///    request (remainders of 512 B or more are always split off), and free space between
+///    blocks of a segment always merges. So an allocation at `a` whose nearest live block below
+///    it in the same segment is a small-pool block `[p, p + round(req))` must start exactly at
+///    `p + round(req)`: further up, the free gap would have merged with the block at `a`;
+///    lower, it would overlap. torch_npu pads every block by 32 bytes before rounding, so its
+///    steps are 512 bytes longer for many sizes.
+fn neighbour_steps(snapshot: &Snapshot, device: i64, config: &Config, pc: &mut PolicyCheck) {
+    let trace = snapshot.trace(device.max(0) as usize);
+    // Segment ranges as they are at each entry, start -> end: those that existed when the trace
+    // began (the dump's that the trace does not create, and those it frees before creating),
+    // then created, mapped, freed and unmapped in order (addresses are reused).
+    let mut ranges: BTreeMap<u64, u64> = BTreeMap::new();
+    let created: HashSet<u64> = (trace.iter())
+        .filter(|e| matches!(e.action(), Action::SegmentAlloc | Action::SegmentMap))
+        .filter_map(|e| e.addr())
+        .collect();
+    // Live block starts -> the block's end when it is a small-pool block allocated in the trace
+    // (`None`: live from before the trace, or a size this check cannot vouch for).
+    let mut live: BTreeMap<u64, Option<u64>> = BTreeMap::new();
+    for seg in (snapshot.segments.iter()).filter(|s| s.device.unwrap_or(0) == device) {
+        if !created.contains(&seg.address) {
+            ranges.insert(seg.address, seg.address.saturating_add(seg.total_size));
+        }
+        let mut at = seg.address;
+        for b in &seg.blocks {
+            let addr = b.address.unwrap_or(at);
+            at = addr.saturating_add(b.size);
+            if b.state.is_active() {
+                live.insert(addr, None);
+            }
+        }
+    }
+    let (mut allocated, mut seen) = (HashSet::new(), HashSet::new());
+    for e in trace {
+        let addr = e.addr().unwrap_or(0);
+        match e.action() {
+            Action::SegmentAlloc | Action::SegmentMap => {
+                seen.insert(addr);
+            }
+            // Freed before being created: alive when the trace began.
+            Action::SegmentFree | Action::SegmentUnmap if seen.insert(addr) => {
+                ranges.insert(addr, addr.saturating_add(e.size().unwrap_or(0)));
+            }
+            Action::Alloc => {
+                allocated.insert(addr);
+            }
+            // Freed before any alloc of it: live when the trace began.
+            Action::FreeRequested | Action::FreeCompleted if !allocated.contains(&addr) => {
+                live.insert(addr, None);
+            }
+            _ => {}
+        }
+    }
+    for (i, e) in trace.iter().enumerate() {
+        let a = e.addr().unwrap_or(0);
+        match e.action() {
+            Action::SegmentAlloc | Action::SegmentMap => {
+                ranges.insert(a, a.saturating_add(e.size().unwrap_or(0)));
+            }
+            Action::SegmentFree | Action::SegmentUnmap => {
+                ranges.remove(&a);
+            }
+            Action::Alloc => {
+                let r = round_size(e.size().unwrap_or(0), config);
+                if let Some((&p, &Some(end))) = live.range(..a).next_back() {
+                    pc.checked += 1;
+                    let same_segment = (ranges.range(..=p).next_back())
+                        .is_some_and(|(_, &seg_end)| p < seg_end && a < seg_end);
+                    if a != end && same_segment {
+                        pc.flag(format!(
+                            "entry {i}: alloc at 0x{a:x}, {} bytes above the live block at 0x{p:x} that ends at 0x{end:x} (CUDA's blocks abut: the free gap would have merged)",
+                            a - p
+                        ));
+                    }
+                }
+                live.insert(a, is_small(r).then_some(a + r));
+            }
+            Action::FreeCompleted => {
+                live.remove(&a);
+            }
+            Action::Other(ref name) if &**name == "free" => {
+                live.remove(&a);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::TraceEntry;
+
+    const S: u64 = 0x7f00_0000_0000;
+
+    fn trace(second_at: u64) -> Snapshot {
+        let t = vec![
+            TraceEntry::new(Action::SegmentAlloc, S, SMALL_BUFFER),
+            TraceEntry::new(Action::Alloc, S, 1000),
+            TraceEntry::new(Action::Alloc, second_at, 1000),
+        ];
+        Snapshot {
+            device_traces: Some(vec![t]),
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn neighbouring_blocks_abut_under_cuda() {
+        // CUDA rounds 1000 B to 1024: the next block starts right there.
+        let cuda = check_cuda_policy(&trace(S + 1024), 0, &Config::default());
+        assert!(cuda.is_cuda(), "{:?}", cuda.examples);
+        // torch_npu pads by 32 before rounding: 1536 bytes on.
+        let npu = check_cuda_policy(&trace(S + 1536), 0, &Config::default());
+        assert!(!npu.is_cuda());
+        assert!(
+            npu.examples[0].contains("1536 bytes above"),
+            "{:?}",
+            npu.examples
+        );
+        // Below the end of a live block: overlap.
+        assert!(!check_cuda_policy(&trace(S + 512), 0, &Config::default()).is_cuda());
+    }
 }

@@ -117,7 +117,7 @@ fn frees_at(entries: &[TraceEntry], i: usize, addr: u64) -> bool {
 }
 
 /// The private pool of an entry (newer torch writes `pool_id`); (0, 0) = default pools.
-pub(super) fn pool_of(e: &TraceEntry) -> MempoolId {
+pub fn pool_of(e: &TraceEntry) -> MempoolId {
     if e.extra().is_empty() {
         return (0, 0);
     }

@@ -15,10 +15,13 @@
 //!    list node once into [`Stacks`](super::model::Stacks), and leftovers into [`Value`]s that
 //!    share by `Arc` as the nodes did ([`values`]).
 //!
-//! Gzip input (magic `1f 8b`) is inflated first ([`gzip`]), up to a bound.
+//! Gzip input (magic `1f 8b`) is inflated first ([`gzip`]), up to a bound. JSON text (the same
+//! dict, as PyTorch's viewer also opens) is parsed into the same node arena ([`json`]), so the
+//! schema, limits and messages are the pickle's.
 
 mod arena;
 mod gzip;
+mod json;
 mod pickle;
 mod schema;
 mod text;
@@ -65,7 +68,7 @@ impl std::error::Error for ReadError {}
 /// about what a 4 GiB wasm instance can hold; node ids and offsets are also 32-bit.
 pub const MAX_INPUT_BYTES: u64 = 2 << 30;
 
-/// Reads a snapshot (pickle, or gzip of a pickle).
+/// Reads a snapshot (pickle or JSON, either possibly gzipped).
 pub fn read(bytes: &[u8]) -> Result<Snapshot, ReadError> {
     read_with_progress(bytes, &mut |_| {})
 }
@@ -98,12 +101,16 @@ pub fn read_with_progress(
 fn decode(bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Result<Snapshot, ReadError> {
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(ReadError::whole(format!(
-            "the pickle is {} bytes, larger than the {} GiB memsnap reads (reading needs about 3 times the file size in memory)",
+            "the snapshot is {} bytes, larger than the {} GiB memsnap reads (reading needs about 3 times the file size in memory)",
             bytes.len(),
             MAX_INPUT_BYTES >> 30
         )));
     }
-    let (arena, traces) = pickle::parse(bytes, progress)?;
+    let (arena, traces) = if json::is_json(bytes) {
+        (json::parse(bytes, progress)?, Vec::new())
+    } else {
+        pickle::parse(bytes, progress)?
+    };
     let snapshot = schema::build(&arena, traces, bytes.len() as u64)?;
     progress(bytes.len() as u64);
     Ok(snapshot)

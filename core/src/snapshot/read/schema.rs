@@ -414,8 +414,9 @@ impl<'r, 'a> Builder<'r, 'a> {
     }
 
     fn pool_id(&self, id: NodeId, path: &Path) -> Result<(i64, i64), ReadError> {
+        // A list too: JSON snapshots (json.dump writes tuples as lists).
         let tuple = match self.node(id) {
-            Node::Tuple(sp) => Some(self.arena.items(sp)),
+            Node::Tuple(sp) | Node::List(sp) => Some(self.arena.items(sp)),
             _ => None,
         };
         match tuple {
@@ -443,6 +444,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             history: None,
             extra: Vec::new(),
         };
+        let mut history = None;
         for &(k, v) in self.dict(id, path)?.iter() {
             let key = self.key(k, path)?;
             let p = Path::Key(path, key);
@@ -467,13 +469,40 @@ impl<'r, 'a> Builder<'r, 'a> {
                     })
                 }
                 "frames" => b.frames = Some(self.stack(v, &p)?),
-                "history" => b.history = Some(self.value(v)?),
+                "history" => {
+                    b.history = Some(self.value(v)?);
+                    history = Some(v);
+                }
                 _ => self.extra(&mut b.extra, key, v)?,
             }
         }
         b.size = size.ok_or_else(|| self.missing(path, id, "size"))?;
         b.state = state.ok_or_else(|| self.missing(path, id, "state"))?;
+        // torch <= 2.0 gives a live block's stack only in its history: the last entry is the
+        // allocation that holds it. Interned like any frame list (shared nodes stay shared), so
+        // every view that reads `frames` shows it; a malformed history just leaves none.
+        if b.frames.is_none() && b.state.is_active() {
+            if let Some(f) = history.and_then(|h| self.history_frames(h)) {
+                b.frames = self.stack(f, &Path::Key(path, "history")).ok();
+            }
+        }
         Ok(b)
+    }
+
+    /// The `frames` node of the last entry of a legacy `history` list.
+    fn history_frames(&self, history: NodeId) -> Option<NodeId> {
+        let items = match self.node(history) {
+            Node::List(s) | Node::Tuple(s) => self.arena.items(s),
+            _ => return None,
+        };
+        let Node::Dict(pairs) = self.node(*items.last()?) else {
+            return None;
+        };
+        self.arena
+            .pairs(pairs)
+            .iter()
+            .find(|(k, _)| matches!(self.node(*k), Node::Str(s) if s == "frames"))
+            .map(|&(_, v)| v)
     }
 
     fn trace(&mut self, id: NodeId, path: &Path) -> Result<Vec<TraceEntry>, ReadError> {
