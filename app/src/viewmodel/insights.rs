@@ -68,7 +68,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
                 stack: p.stack.map(|s| s.0),
             })
             .collect(),
-        peak_index: peak.index.filter(|_| has_trace).map(|i| i as u64),
+        peak_index: peak.index.map(|i| i as u64),
         peak_allocated: peak.allocated,
         peak_frames: peak
             .by_top_frame

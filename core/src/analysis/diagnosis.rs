@@ -63,9 +63,11 @@ pub fn diagnose_unplanned(snap: &Snapshot, device: usize, tl: &Timeline) -> Diag
     let fragmentation = fragmentation(snap, device);
     let churn = churn(&tl.allocations, settings);
     let pinning = pinning(snap, device, Some(&tl.allocations));
-    let peak = peak(snap, tl);
-    let anomalies = anomalies(snap, device, tl);
     let has_trace = snap.traced_entries(device) > 0;
+    let mut peak = peak(snap, tl);
+    // Without a trace the figures are the dump's: no entry to point at.
+    peak.index = peak.index.filter(|_| has_trace);
+    let anomalies = anomalies(snap, device, tl);
     let sizes: Vec<u64> = tl
         .allocations
         .list
