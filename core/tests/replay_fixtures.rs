@@ -2,46 +2,19 @@
 //! settings must make every decision the real allocator made and end in the dump's segments.
 //! The torch_npu files must be recognised as another allocator's traces.
 
-use std::path::PathBuf;
+mod analysis_fixtures;
 
 use memsnap_core::allocator::Config;
 use memsnap_core::analysis::replay::{replay, traced_devices};
 use memsnap_core::analysis::state_at::StateHistory;
 
-fn fixtures() -> Option<PathBuf> {
-    let dir = std::env::var_os("MEMSNAP_REAL_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/real")
-        });
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "WARNING: real fixtures not found at {}, skipping",
-            dir.display()
-        );
-        None
-    }
-}
-
-fn load(dir: &std::path::Path, name: &str) -> memsnap_core::snapshot::Snapshot {
-    let bytes = std::fs::read(dir.join(name)).unwrap();
-    memsnap_core::snapshot::read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
 #[test]
 fn every_cuda_trace_replays_exactly() {
-    let Some(dir) = fixtures() else { return };
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| n.ends_with(".pickle") || n.ends_with(".pkl"))
-        .collect();
-    names.sort();
+    let Some(all) = analysis_fixtures::all() else {
+        return;
+    };
     let mut replayed = 0;
-    for name in names {
-        let snap = load(&dir, &name);
+    for (name, snap) in all {
         for dev in traced_devices(&snap) {
             let r = replay(&snap, dev).unwrap();
             eprintln!(
@@ -84,8 +57,9 @@ fn every_cuda_trace_replays_exactly() {
 
 #[test]
 fn state_history_ends_at_the_dump_and_checkpoints_agree() {
-    let Some(dir) = fixtures() else { return };
-    let snap = load(&dir, "cs336-d-fullstep.pickle");
+    let Some(snap) = analysis_fixtures::one("cs336-d-fullstep.pickle") else {
+        return;
+    };
     let cfg = Config::default();
     let h = StateHistory::new(&snap, 0, &cfg);
     let end = h.state_before(h.len());

@@ -3,41 +3,20 @@
 //! from the trace alone: replay says "not a CUDA allocator trace" instead of reporting false
 //! mismatches. And no real CUDA trace is flagged by the trace check.
 
-use std::path::PathBuf;
+mod analysis_fixtures;
 
 use memsnap_core::allocator::Config;
 use memsnap_core::analysis::replay::{check_cuda_policy, replay, traced_devices};
 
-fn fixtures() -> Option<PathBuf> {
-    let dir = std::env::var_os("MEMSNAP_REAL_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/real")
-        });
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "WARNING: real fixtures not found at {}, skipping",
-            dir.display()
-        );
-        None
-    }
-}
-
-fn load(dir: &std::path::Path, name: &str) -> memsnap_core::snapshot::Snapshot {
-    let bytes = std::fs::read(dir.join(name)).unwrap();
-    memsnap_core::snapshot::read(&bytes).unwrap()
-}
-
 #[test]
 fn npu_trace_on_a_device_without_dump_segments_is_detected() {
-    let Some(dir) = fixtures() else { return };
     for name in [
         "memsnapdump-empty-cache.pkl",
         "memsnapdump-expandable-empty-cache.pkl",
     ] {
-        let mut snap = load(&dir, name);
+        let Some(mut snap) = analysis_fixtures::one(name) else {
+            return;
+        };
         let traces = snap.device_traces.as_mut().unwrap();
         traces[1] = traces[0].clone();
         let pc = check_cuda_policy(&snap, 1, &Config::default());
@@ -61,17 +40,13 @@ fn npu_trace_on_a_device_without_dump_segments_is_detected() {
 
 #[test]
 fn real_cuda_traces_pass_the_trace_check() {
-    let Some(dir) = fixtures() else { return };
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| {
-            (n.ends_with(".pickle") || n.ends_with(".pkl")) && !n.starts_with("memsnapdump-")
-        })
-        .collect();
-    names.sort();
-    for name in names {
-        let mut snap = load(&dir, &name);
+    let Some(all) = analysis_fixtures::all() else {
+        return;
+    };
+    for (name, mut snap) in all {
+        if name.starts_with("memsnapdump-") {
+            continue;
+        }
         // The trace alone: without the dump's segments, only the trace rules speak.
         snap.segments.clear();
         for d in traced_devices(&snap) {
