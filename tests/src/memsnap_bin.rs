@@ -69,3 +69,15 @@ pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
     }
     child.wait_with_output().expect("wait for memsnap")
 }
+
+/// Runs `memsnap args...` (no stdin), asserts it succeeded (naming its stderr otherwise) and
+/// returns its standard output.
+pub fn stdout(args: &[&str]) -> String {
+    let o = run(args, None);
+    assert!(
+        o.status.success(),
+        "memsnap {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("memsnap writes UTF-8")
+}

@@ -8,16 +8,6 @@ use memsnap_tests::{fixtures, memsnap_bin, python};
 /// Largest pickle converted (ten of the sixteen fixtures, the legacy one among them).
 const MAX_FILE: u64 = 1 << 20;
 
-fn stdout(args: &[&str]) -> String {
-    let o = memsnap_bin::run(args, None);
-    assert!(
-        o.status.success(),
-        "memsnap {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf-8")
-}
-
 #[test]
 fn json_and_gzipped_json_read_like_the_pickle() {
     let Some(files) = fixtures::real_fixtures() else {
@@ -33,14 +23,14 @@ fn json_and_gzipped_json_read_like_the_pickle() {
         let gz = dir.join(format!("{name}.json.gz"));
         python::run("to_json.py", &[f, &json]);
         python::run("to_json.py", &[f, &gz, std::path::Path::new("--gzip")]);
-        let want = stdout(&["stats", "--json", f.to_str().unwrap()]);
+        let want = memsnap_bin::stdout(&["stats", "--json", f.to_str().unwrap()]);
         for j in [&json, &gz] {
-            let got = stdout(&["stats", "--json", j.to_str().unwrap()]);
+            let got = memsnap_bin::stdout(&["stats", "--json", j.to_str().unwrap()]);
             assert_eq!(got, want, "{}", j.display());
         }
         // Stacks and the trace survive too: the trace listing is the same.
-        let want = stdout(&["trace", f.to_str().unwrap()]);
-        let got = stdout(&["trace", json.to_str().unwrap()]);
+        let want = memsnap_bin::stdout(&["trace", f.to_str().unwrap()]);
+        let got = memsnap_bin::stdout(&["trace", json.to_str().unwrap()]);
         assert_eq!(got, want, "{name}: trace of the JSON");
     }
 }

@@ -5,16 +5,6 @@
 use memsnap_core::analysis::oom::{explain_ooms, OomExplanation};
 use memsnap_tests::{built, fixtures, memsnap_bin, web::page};
 
-fn stdout(args: &[&str]) -> String {
-    let o = memsnap_bin::run(args, None);
-    assert!(
-        o.status.success(),
-        "memsnap {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf-8 output")
-}
-
 #[test]
 fn oom_on_cuda1_matches_core() {
     let dir = fixtures::scratch("cli-oom");
@@ -24,7 +14,8 @@ fn oom_on_cuda1_matches_core() {
     let want = explain_ooms(&snapshot).expect("core explains the OOM");
 
     let got: Vec<OomExplanation> =
-        serde_json::from_str(&stdout(&["oom", path, "--json"])).expect("oom --json is JSON");
+        serde_json::from_str(&memsnap_bin::stdout(&["oom", path, "--json"]))
+            .expect("oom --json is JSON");
     assert_eq!(
         got, want,
         "memsnap oom --json differs from core's explanation"
@@ -41,7 +32,7 @@ fn oom_on_cuda1_matches_core() {
     );
     assert!(o.requested > o.pools.iter().map(|p| p.largest_free).max().unwrap_or(0));
 
-    let text = stdout(&["oom", path]);
+    let text = memsnap_bin::stdout(&["oom", path]);
     assert!(
         text.contains(&format!(
             "cuda:1 ran out of memory at trace entry {}",
@@ -63,7 +54,7 @@ fn real_fixtures_have_no_oom() {
         let path = f.to_str().unwrap();
         let snapshot = page::load(&f);
         let ooms = explain_ooms(&snapshot).expect(path);
-        let text = stdout(&["oom", path]);
+        let text = memsnap_bin::stdout(&["oom", path]);
         if ooms.is_empty() {
             assert!(text.contains("no out-of-memory error"), "{path}: {text}");
         } else {
