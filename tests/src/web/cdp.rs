@@ -42,7 +42,9 @@ pub async fn execute(c: &Client, cmd: &str, params: Value) -> Result<Value, CmdE
 
 /// A full garbage collection of the page's JS heap (and Blink's objects it holds).
 pub async fn collect_garbage(c: &Client) -> Result<(), CmdError> {
-    execute(c, "HeapProfiler.collectGarbage", json!({})).await.map(|_| ())
+    execute(c, "HeapProfiler.collectGarbage", json!({}))
+        .await
+        .map(|_| ())
 }
 
 /// Blink's live documents, DOM nodes and event listeners (`Memory.getDOMCounters`).
