@@ -77,11 +77,11 @@ impl FleetProgress {
 /// while any came in. Each redraw makes every bar again, and the page's collector lets the dead
 /// ones pile up: redrawn every 0.25 s + 0.5 ms per rank, a 4,096-rank set grew the renderer by
 /// ~300 MB while it loaded and took twice as long as with no redraw (README, "A whole job").
-/// Growing by half makes about 3 × N bars in all; the set's progress line updates with every
-/// message.
+/// Growing by half makes about 3 × N bars in all; a 10 s `STALL_MS` redrew thousands of bars
+/// often enough to bring most of that back. The set's progress line updates with every message.
 const REDRAW_MS: u32 = 250;
 const REDRAW_STEP: usize = 16;
-const STALL_MS: u32 = 10_000;
+const STALL_MS: u32 = 30_000;
 
 #[derive(Clone, Copy)]
 pub struct FleetState {
