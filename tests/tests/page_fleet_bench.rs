@@ -19,6 +19,7 @@ use fantoccini::{Client, Locator};
 use memsnap_tests::fixtures::{self, workspace_root};
 use memsnap_tests::rank_files;
 use memsnap_tests::web::browser::{Browser, ProcessMemory};
+use memsnap_tests::web::cdp;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::testid;
 use memsnap_tests::web::server::StaticServer;
@@ -170,6 +171,16 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         .and_then(|v| v.parse::<f64>().ok());
     let workers = attr(c, "data-workers").await;
     let after = browser.memory();
+    // What stays once the set is in: after full garbage collections (DevTools) and a pause for
+    // Chromium to hand freed pages back, so garbage not yet collected does not count.
+    for _ in 0..2 {
+        if let Err(e) = cdp::collect_garbage(c).await {
+            eprintln!("fleet bench: no garbage collection through DevTools: {e}");
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let settled = browser.memory();
+    let dom = cdp::dom_counters(c).await;
     // Where the page's share sits: its wasm memory (the summaries) and its JS heap.
     let (page_wasm, page_js) = memsnap_tests::web::perf::page_memory(c).await;
     memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{}", set.name)).await;
@@ -191,6 +202,9 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
             "peak_rss": peak.rss,
             "peak_renderer_pss": peak.renderer_pss,
             "after_pss": after.pss,
+            "settled_pss": settled.pss,
+            "settled_renderer_pss": settled.renderer_pss,
+            "dom": dom,
             "processes": peak.processes,
             "page_wasm": page_wasm,
             "page_js_heap": page_js,
@@ -199,9 +213,10 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
     });
     eprintln!(
         "fleet bench {:>8}: {} ranks ({:.0} MB) {} in {:.1} s (page {:.1} s), {} workers, \
-         peak PSS {:.0} MB (renderers {:.0} MB; idle {:.0} MB, after {:.0} MB), \
+         peak PSS {:.0} MB (renderers {:.0} MB; idle {:.0} MB, after {:.0} MB, \
+         after GC {:.0} MB of which renderers {:.0} MB), \
          peak RSS {:.0} MB, {} processes; \
-         page wasm {:.0} MB, JS heap {:.0} MB",
+         page wasm {:.0} MB, JS heap {:.0} MB; DOM {}",
         set.name,
         set.ranks,
         bytes as f64 / 1e6,
@@ -216,10 +231,13 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         peak.renderer_pss as f64 / 1e6,
         idle.pss as f64 / 1e6,
         after.pss as f64 / 1e6,
+        settled.pss as f64 / 1e6,
+        settled.renderer_pss as f64 / 1e6,
         peak.rss as f64 / 1e6,
         peak.processes,
         page_wasm as f64 / 1e6,
         page_js as f64 / 1e6,
+        dom,
     );
     browser.close().await;
     record

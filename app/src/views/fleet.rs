@@ -55,49 +55,68 @@ pub fn FleetOverview() -> impl IntoView {
     }
 }
 
+/// The set's progress. Its elements are made once and their text and width updated in place:
+/// progress changes with every message from the pool's workers (several per file), and
+/// remaking the block each time left thousands of dead elements per second for Blink's
+/// collector while a large set loaded.
 #[component]
 fn SetProgress() -> impl IntoView {
     let state = expect_context::<AppState>();
-    move || {
-        let p: FleetProgress = state.fleet.progress.get();
-        let fraction = if p.bytes_total > 0 {
-            p.bytes_read as f64 / p.bytes_total as f64
-        } else {
-            p.finished() as f64 / p.total.max(1) as f64
-        };
-        let text = format!(
-            "{} of {} open{} · {} of {} read · {} workers{}",
-            p.loaded,
-            p.total,
-            if p.failed > 0 {
-                format!(", {} failed", p.failed)
+    let progress = state.fleet.progress;
+    let width = move || {
+        progress.with(|p| {
+            let fraction = if p.bytes_total > 0 {
+                p.bytes_read as f64 / p.bytes_total as f64
             } else {
-                String::new()
-            },
-            format::bytes(p.bytes_read),
-            format::bytes(p.bytes_total),
-            p.workers,
-            p.elapsed_ms
-                .map(|ms| format!(" · all in {:.1} s", ms / 1e3))
-                .unwrap_or_default(),
-        );
-        let done = p.elapsed_ms.is_some();
-        // The files the workers are on now, by name.
-        let now: Vec<String> = state.fleet.ranks.with_untracked(|ranks| {
-            p.in_flight
-                .iter()
-                .filter_map(|(i, _)| ranks.get(*i).map(|r| r.name.clone()))
-                .collect()
+                p.finished() as f64 / p.total.max(1) as f64
+            };
+            format!("{:.1}%", fraction.min(1.0) * 100.0)
+        })
+    };
+    let text = move || progress.with(progress_text);
+    let done = move || progress.with(|p| p.elapsed_ms.is_some());
+    // The files the workers are on now, by name (empty, and hidden, when none).
+    let now = move || {
+        let now: Vec<String> = progress.with(|p| {
+            state.fleet.ranks.with_untracked(|ranks| {
+                p.in_flight
+                    .iter()
+                    .filter_map(|(i, _)| ranks.get(*i).map(|r| r.name.clone()))
+                    .collect()
+            })
         });
-        let now = (!now.is_empty()).then(|| format!("reading {}", now.join(", ")));
-        view! {
-            <div class="fleet-progress" data-testid="fleet-progress" class:done=done>
-                <div class="bar"><div class="fill" style:width=format!("{:.1}%", fraction.min(1.0) * 100.0)></div></div>
-                <div class="muted">{text}</div>
-                {now.map(|n| view! { <div class="muted fleet-now">{n}</div> })}
-            </div>
+        if now.is_empty() {
+            String::new()
+        } else {
+            format!("reading {}", now.join(", "))
         }
+    };
+    view! {
+        <div class="fleet-progress" data-testid="fleet-progress" class:done=done>
+            <div class="bar"><div class="fill" style:width=width></div></div>
+            <div class="muted">{text}</div>
+            <div class="muted fleet-now">{now}</div>
+        </div>
     }
+}
+
+fn progress_text(p: &FleetProgress) -> String {
+    format!(
+        "{} of {} open{} · {} of {} read · {} workers{}",
+        p.loaded,
+        p.total,
+        if p.failed > 0 {
+            format!(", {} failed", p.failed)
+        } else {
+            String::new()
+        },
+        format::bytes(p.bytes_read),
+        format::bytes(p.bytes_total),
+        p.workers,
+        p.elapsed_ms
+            .map(|ms| format!(" · all in {:.1} s", ms / 1e3))
+            .unwrap_or_default(),
+    )
 }
 
 #[component]

@@ -1,7 +1,22 @@
 //! Reading a picked or dropped `File` in the worker, in slices, reporting progress.
+//!
+//! Through the file's byte stream into one buffer the worker keeps and reuses (a "BYOB"
+//! reader), copied into wasm memory slice by slice. `FileReaderSync` made a new `ArrayBuffer` of
+//! each file: garbage once copied, which V8 frees only at a collection and lets grow by tens of
+//! MB first, so a pool worker reading file after file held ~60–150 MB of spent buffers (the
+//! fleet page's peak grew with the rank count; README, "A whole job"). `FileReaderSync` stays
+//! for a browser whose file streams have no BYOB reader.
 
-use js_sys::Uint8Array;
-use web_sys::{File, FileReaderSync};
+use std::cell::RefCell;
+
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    File, FileReaderSync, ReadableStreamByobReader, ReadableStreamGetReaderOptions,
+    ReadableStreamReaderMode,
+};
 
 use super::{js_error, progress};
 use crate::protocol::{RequestId, Stage};
@@ -9,32 +24,108 @@ use crate::size_limit;
 
 /// Slices this size keep progress moving without many round trips.
 const SLICE: f64 = 8.0 * 1024.0 * 1024.0;
+/// The reused buffer: each read fills at most this much.
+const BUFFER: u32 = 1 << 20;
 
-pub fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
+thread_local! {
+    /// The buffer each read fills. A BYOB read hands it back as a new view of the same memory
+    /// (the old one detached), so it lives here between files; a read that failed loses it and
+    /// the next file makes another.
+    static BUFFER_VIEW: RefCell<Option<Uint8Array>> = const { RefCell::new(None) };
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A `ReadableStream`, for a `getReader` that may throw (web-sys's does not catch).
+    #[wasm_bindgen(js_name = ReadableStream)]
+    type Stream;
+    /// `getReader({mode: "byob"})`, which throws where the stream is not a byte stream.
+    #[wasm_bindgen(method, catch, js_name = getReader)]
+    fn get_reader(
+        this: &Stream,
+        options: &ReadableStreamGetReaderOptions,
+    ) -> Result<ReadableStreamByobReader, JsValue>;
+}
+
+pub async fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
     let name = file.name();
-    let fail = |e| format!("{name}: could not read the file: {}", js_error(e));
     let total = file.size();
     // Refused before reading: a file over the limit would exhaust the worker's memory.
     size_limit::check(&name, total as u64)?;
-    let reader = FileReaderSync::new().map_err(fail)?;
+    let fail = |e| format!("{name}: could not read the file: {}", js_error(e));
     let mut out = Vec::with_capacity(total as usize);
-    let mut start = 0.0;
     progress(id, Stage::Reading, 0, Some(total as u64));
+    let options = ReadableStreamGetReaderOptions::new();
+    options.set_mode(ReadableStreamReaderMode::Byob);
+    let stream: Stream = file.stream().unchecked_into();
+    match stream.get_reader(&options) {
+        Ok(reader) => read_byob(id, &reader, total, &mut out)
+            .await
+            .map_err(fail)?,
+        Err(_) => read_sync(id, file, total, &mut out).map_err(fail)?,
+    }
+    Ok(out)
+}
+
+async fn read_byob(
+    id: RequestId,
+    reader: &ReadableStreamByobReader,
+    total: f64,
+    out: &mut Vec<u8>,
+) -> Result<(), JsValue> {
+    let mut view = BUFFER_VIEW
+        .with(|b| b.borrow_mut().take())
+        .unwrap_or_else(|| Uint8Array::new_with_length(BUFFER));
+    let mut reported = 0;
+    loop {
+        // The whole buffer each time (a read answers a view of the part it filled).
+        let whole = Uint8Array::new(&view.buffer());
+        let result = JsFuture::from(reader.read_with_array_buffer_view(&whole)).await?;
+        let value: Uint8Array = Reflect::get(&result, &"value".into())?.unchecked_into();
+        let done = Reflect::get(&result, &"done".into())?
+            .as_bool()
+            .unwrap_or(true);
+        // At the end `value` is an empty view of the buffer, handed back all the same.
+        if !value.is_undefined() {
+            view = value;
+        }
+        if done {
+            break;
+        }
+        append(out, &view);
+        if out.len() - reported >= SLICE as usize {
+            reported = out.len();
+            progress(id, Stage::Reading, out.len() as u64, Some(total as u64));
+        }
+    }
+    reader.release_lock();
+    BUFFER_VIEW.with(|b| *b.borrow_mut() = Some(view));
+    progress(id, Stage::Reading, out.len() as u64, Some(total as u64));
+    Ok(())
+}
+
+fn read_sync(id: RequestId, file: &File, total: f64, out: &mut Vec<u8>) -> Result<(), JsValue> {
+    let reader = FileReaderSync::new()?;
+    let mut start = 0.0;
     while start < total {
         let end = (start + SLICE).min(total);
-        let blob = file.slice_with_f64_and_f64(start, end).map_err(fail)?;
-        let buffer = reader.read_as_array_buffer(&blob).map_err(fail)?;
-        let chunk = Uint8Array::new(&buffer);
-        let n = chunk.length() as usize;
-        let at = out.len();
-        // Straight into the preallocated buffer, without zeroing it first; a file that grew
-        // since `size` was read still fits (the Vec grows).
-        out.reserve(n);
-        chunk.copy_to_uninit(&mut out.spare_capacity_mut()[..n]);
-        // SAFETY: copy_to_uninit initialised exactly `n` bytes past `at`.
-        unsafe { out.set_len(at + n) };
+        let blob = file.slice_with_f64_and_f64(start, end)?;
+        let buffer = reader.read_as_array_buffer(&blob)?;
+        append(out, &Uint8Array::new(&buffer));
         start = end;
         progress(id, Stage::Reading, out.len() as u64, Some(total as u64));
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Copies `chunk` to the end of `out`, which the file's size preallocated; a file that grew
+/// since `size` was read still fits (the Vec grows).
+fn append(out: &mut Vec<u8>, chunk: &Uint8Array) {
+    let n = chunk.length() as usize;
+    let at = out.len();
+    out.reserve(n);
+    // Straight into the spare capacity, without zeroing it first.
+    chunk.copy_to_uninit(&mut out.spare_capacity_mut()[..n]);
+    // SAFETY: copy_to_uninit initialised exactly `n` bytes past `at`.
+    unsafe { out.set_len(at + n) };
 }

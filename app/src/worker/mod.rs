@@ -4,6 +4,7 @@
 mod fetch;
 mod file;
 mod out_of_memory;
+mod serial;
 mod warm_up;
 
 use std::cell::RefCell;
@@ -62,79 +63,99 @@ pub(crate) fn js_error(e: JsValue) -> String {
 }
 
 fn on_message(event: MessageEvent) {
-    let data = event.data();
+    serial::push(event.data(), handle);
+}
+
+/// The file a request brought as its message's second element.
+fn attached_file(data: &JsValue) -> Option<web_sys::File> {
+    Array::from(data).get(1).dyn_into::<web_sys::File>().ok()
+}
+
+/// Answers one request; those that read a file or fetch return the rest of their work (the
+/// next request waits for it, `serial`).
+fn handle(data: JsValue) -> serial::Pending {
     let bytes = Array::from(&data).get(0);
     let Some(bytes) = bytes.dyn_ref::<Uint8Array>() else {
-        return post(
+        post(
             0,
             &Response::Failed {
                 message: "malformed worker message: no bytes".into(),
             },
         );
+        return None;
     };
     let Envelope { id, body } = match decode::<Request>(&bytes.to_vec()) {
         Ok(envelope) => envelope,
         Err(e) => {
-            return post(
+            post(
                 0,
                 &Response::Failed {
                     message: e.to_string(),
                 },
-            )
+            );
+            return None;
         }
     };
     match body {
         Request::OpenFile { name, .. } => {
-            let started = perf::now();
-            let result = Array::from(&data)
-                .get(1)
-                .dyn_into::<web_sys::File>()
-                .map_err(|_| "no file came with the open request".to_string())
-                .and_then(|f| file::read_all(id, &f));
-            match result {
-                Ok(bytes) => open(id, &name, bytes, perf::now() - started),
-                Err(message) => post(id, &Response::Failed { message }),
-            }
+            let file = attached_file(&data);
+            Some(Box::pin(async move {
+                let started = perf::now();
+                let Some(file) = file else {
+                    let message = "no file came with the open request".to_string();
+                    return post(id, &Response::Failed { message });
+                };
+                match file::read_all(id, &file).await {
+                    Ok(bytes) => open(id, &name, bytes, perf::now() - started),
+                    Err(message) => post(id, &Response::Failed { message }),
+                }
+            }))
         }
         Request::Summarize { name, rank, .. } => {
-            let result = Array::from(&data)
-                .get(1)
-                .dyn_into::<web_sys::File>()
-                .map_err(|_| format!("{name}: no file came with the summary request"))
-                .and_then(|f| file::read_all(id, &f))
+            let file = attached_file(&data);
+            Some(Box::pin(async move {
+                let result = match file {
+                    Some(f) => file::read_all(id, &f).await,
+                    None => Err(format!("{name}: no file came with the summary request")),
+                }
                 .and_then(|bytes| summarize(id, &name, rank, bytes));
-            match result {
-                Ok(summary) => post(id, &Response::Summarized(Box::new(summary))),
-                Err(message) => post(id, &Response::Failed { message }),
-            }
+                match result {
+                    Ok(summary) => post(id, &Response::Summarized(Box::new(summary))),
+                    Err(message) => post(id, &Response::Failed { message }),
+                }
+            }))
         }
-        Request::OpenUrl { url } => wasm_bindgen_futures::spawn_local(async move {
+        Request::OpenUrl { url } => Some(Box::pin(async move {
             let started = perf::now();
             match fetch::read_all(id, &url).await {
                 Ok(bytes) => open(id, &fetch::file_name(&url), bytes, perf::now() - started),
                 Err(message) => post(id, &Response::Failed { message }),
             }
-        }),
+        })),
         Request::CompareWith { name, device, .. } => {
-            let before = Array::from(&data)
-                .get(1)
-                .dyn_into::<web_sys::File>()
-                .map_err(|_| "no file came with the compare request".to_string())
-                .and_then(|f| file::read_all(id, &f))
+            let file = attached_file(&data);
+            Some(Box::pin(async move {
+                let before = match file {
+                    Some(f) => file::read_all(id, &f).await,
+                    None => Err("no file came with the compare request".to_string()),
+                }
                 .and_then(|bytes| {
                     memsnap_core::snapshot::read(&bytes)
                         .map_err(|e| format!("{name}: not a snapshot memsnap can read: {e}"))
                 });
-            let response = match before {
-                Ok(before) => OPEN.with(|open| match &*open.borrow() {
-                    Some(after) => Response::Compare(compare_view(&before, after, &name, device)),
-                    None => Response::Failed {
-                        message: "open the AFTER file first".into(),
-                    },
-                }),
-                Err(message) => Response::Failed { message },
-            };
-            post(id, &response);
+                let response = match before {
+                    Ok(before) => OPEN.with(|open| match &*open.borrow() {
+                        Some(after) => {
+                            Response::Compare(compare_view(&before, after, &name, device))
+                        }
+                        None => Response::Failed {
+                            message: "open the AFTER file first".into(),
+                        },
+                    }),
+                    Err(message) => Response::Failed { message },
+                };
+                post(id, &response);
+            }))
         }
         other => {
             let response = OPEN.with(|open| match &*open.borrow() {
@@ -144,6 +165,7 @@ fn on_message(event: MessageEvent) {
                 },
             });
             post(id, &response);
+            None
         }
     }
 }

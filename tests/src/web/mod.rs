@@ -2,6 +2,7 @@
 //! a static file server for dist/, a chromedriver + Chromium session, and page helpers.
 
 pub mod browser;
+pub mod cdp;
 pub mod dist;
 pub mod page;
 pub mod perf;
