@@ -78,7 +78,9 @@ pub fn Insights() -> impl IntoView {
                 })}
                 <div class="number">
                     <dt>"Fixes, most effective first"</dt>
-                    <dd>{if d.fixes.is_empty() {
+                    <dd>{if d.host {
+                        view! { <span class="muted" data-testid="insight-host">"None here: pinned host memory is served by the CUDA host allocator, and these fixes are settings of the CUDA caching allocator."</span> }.into_any()
+                    } else if d.fixes.is_empty() {
                         view! { <span class="muted">"Nothing to fix: the cache holds little beyond what is allocated."</span> }.into_any()
                     } else {
                         view! { <ol class="fixes" data-testid="insight-fixes">

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::analysis_state::Analysis;
-use crate::analysis_protocol::{FiguresVm, WhatIfRequest, WhatIfView};
+use crate::analysis_protocol::{FiguresVm, WhatIfRequest, WhatIfView, HOST_NOT_REPLAYED};
 use crate::format;
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
@@ -101,6 +101,17 @@ pub fn WhatIf() -> impl IntoView {
 
     move || {
         state.device.get()?;
+        if an.insights.get().is_some_and(|i| i.host) {
+            return Some(
+                view! {
+                    <section class="panel whatif" data-testid="whatif">
+                        <div class="panel-head"><h2>"What if"</h2></div>
+                        <p class="muted" data-testid="whatif-host">{HOST_NOT_REPLAYED}</p>
+                    </section>
+                }
+                .into_any(),
+            );
+        }
         Some(view! {
             <section class="panel whatif" data-testid="whatif">
                 <div class="panel-head"><h2>"What if"</h2>
@@ -125,7 +136,7 @@ pub fn WhatIf() -> impl IntoView {
                 {move || error.get().map(|e| view! { <div class="error" role="alert">{e}</div> })}
                 {move || result.get().map(result_view)}
             </section>
-        })
+        }.into_any())
     }
 }
 
