@@ -13,6 +13,7 @@ use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 use super::analysis_state::{entries, range, time_label, Analysis, Picked};
+use super::size::size;
 use crate::analysis_protocol::{AllocationView, EntryRange, TimelineRequest, TimelineView};
 use crate::format;
 use crate::perf;
@@ -283,14 +284,14 @@ fn TimelineChart() -> impl IntoView {
                                 view! {
                                     <li>
                                         <span class="share-bar"><i style=format!("width:{pct:.1}%")></i></span>
-                                        <span class="share-bytes">{format::bytes(g.bytes)}</span>
+                                        <span class="share-bytes">{size(g.bytes)}</span>
                                         <span class="share-label" title=g.label.clone()>{format!("{} ({}×)", g.label, g.count)}</span>
                                     </li>
                                 }
                             }).collect_view()}
                             {(other > 0).then(|| view! {
                                 <li class="muted"><span class="share-bar"></span>
-                                    <span class="share-bytes">{format::bytes(other)}</span>
+                                    <span class="share-bytes">{size(other)}</span>
                                     <span class="share-label">"other frames"</span></li>
                             })}
                         </ul>

@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::analysis_state::Analysis;
+use super::size::size;
 use crate::analysis_protocol::{FiguresVm, WhatIfRequest, WhatIfView, HOST_NOT_REPLAYED};
 use crate::format;
 use crate::protocol::{Request, Response};
@@ -147,6 +148,12 @@ fn result_view(v: WhatIfView) -> impl IntoView {
                 <td>{f(&v.recorded)}</td><td>{f(&v.original)}</td><td class="changed">{f(&v.changed)}</td></tr>
         }
     };
+    let sizes = |label: &'static str, f: fn(&FiguresVm) -> u64, v: &WhatIfView| {
+        view! {
+            <tr><th>{label}</th>
+                <td>{size(f(&v.recorded))}</td><td>{size(f(&v.original))}</td><td class="changed">{size(f(&v.changed))}</td></tr>
+        }
+    };
     let bytes = |b: u64| format::bytes(b);
     let conf = |s: &str| {
         if s.is_empty() {
@@ -167,12 +174,12 @@ fn result_view(v: WhatIfView) -> impl IntoView {
                     <th title=conf(&v.original_settings)>"model, file's settings"</th>
                     <th title=conf(&v.changed_settings)>"model, changed"</th></tr></thead>
                 <tbody>
-                    {row("peak reserved", |f| format::bytes(f.peak_reserved), &v)}
-                    {row("peak allocated", |f| format::bytes(f.peak_allocated), &v)}
-                    {row("fragmentation (peak reserved − peak allocated)", |f| format::bytes(f.overhead()), &v)}
+                    {sizes("peak reserved", |f| f.peak_reserved, &v)}
+                    {sizes("peak allocated", |f| f.peak_allocated, &v)}
+                    {sizes("fragmentation (peak reserved − peak allocated)", |f| f.overhead(), &v)}
                     {row("OOMs", |f| f.ooms.to_string(), &v)}
                     {row("segments created (cudaMalloc / map)", |f| f.segment_allocs.to_string(), &v)}
-                    {row("reserved at the end", |f| format::bytes(f.final_reserved), &v)}
+                    {sizes("reserved at the end", |f| f.final_reserved, &v)}
                 </tbody>
             </table>
             <p class="muted small">
