@@ -273,9 +273,8 @@ fn TimelineChart() -> impl IntoView {
                 view! {
                     <div class="peak" data-testid="peak" data-index=p.index.to_string()
                         data-allocated=p.allocated.to_string()>
-                        <h3>{format!(
-                            "Peak of this range: {} allocated, {} reserved, after entry {}{} — {} live allocations",
-                            format::bytes(p.allocated), format::bytes(p.reserved), p.index,
+                        <h3>"Peak of this range: "{size(p.allocated)}" allocated, "{size(p.reserved)}
+                            {format!(" reserved, after entry {}{} — {} live allocations", p.index,
                             time_label(p.time_us, v.start_time_us).map(|t| format!(" ({t})")).unwrap_or_default(),
                             p.live_allocations)}</h3>
                         <ul class="shares">
