@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Why what-if refuses pinned host memory.
+pub const HOST_NOT_REPLAYED: &str = "Pinned host memory is served by PyTorch's CUDA host allocator, not the CUDA caching allocator: the what-if replay models the CUDA allocator's policy, so it is not applied to host memory.";
+
 /// Entry indices `start..end` of a device's trace: the shared time-range filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntryRange {
@@ -307,6 +310,8 @@ pub struct OomRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InsightsView {
     pub device: i64,
+    /// The device is pinned host memory: no CUDA allocator fixes, no `PYTORCH_CUDA_ALLOC_CONF`.
+    pub host: bool,
     pub has_trace: bool,
     pub free: u64,
     pub largest_free: u64,

@@ -205,6 +205,9 @@ pub struct DeviceSummary {
     /// Entries other than `snapshot` markers: 0 means the file has no trace of this device
     /// (a segment-only file), whatever `trace_entries` says.
     pub traced_entries: u64,
+    /// Pinned host memory (`host_segments`, `host_traces`), shown as one more device: no CUDA
+    /// device, so what replays the CUDA caching allocator does not apply to it.
+    pub host: bool,
 }
 
 impl FileSummary {
@@ -214,6 +217,7 @@ impl FileSummary {
         self.devices
             .iter()
             .find(|d| d.first_oom.is_some())
+            .or(self.devices.iter().find(|d| !d.host))
             .or(self.devices.first())
             .map(|d| d.device)
     }

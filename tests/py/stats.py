@@ -56,6 +56,7 @@ def summary(snap):
         p[1] += s["total_size"]
         p[2] += sum(b["size"] for b in s["blocks"] if b["state"] == "active_allocated")
     return {
+        "host": host_summary(snap),
         "pools": [
             {"device": d, "pool_id": list(pid), "segments": n, "reserved_bytes": r, "allocated_bytes": a}
             for (d, pid), (n, r, a) in sorted(pools.items())
@@ -72,6 +73,32 @@ def summary(snap):
         "largest_free_block_bytes": max(free, default=0),
         "total_free_bytes": sum(free),
         "distinct_alloc_sizes": len(sizes),
+    }
+
+
+def host_summary(snap):
+    """Pinned host memory, counted apart from the devices; None when the file has none."""
+    if "host_segments" not in snap and "host_traces" not in snap:
+        return None
+    segments = snap.get("host_segments") or []
+    trace = snap.get("host_traces") or []
+    blocks = [b for s in segments for b in s["blocks"]]
+    active = [b for b in blocks if b["state"] != "inactive"]
+    free = [b["size"] for b in blocks if b["state"] == "inactive"]
+    actions = {}
+    for e in trace:
+        actions[e["action"]] = actions.get(e["action"], 0) + 1
+    return {
+        "segments": len(segments),
+        "blocks": len(blocks),
+        "trace_entries": len(trace),
+        "actions": actions,
+        "reserved_bytes": sum(s["total_size"] for s in segments),
+        "allocated_bytes": sum(b["size"] for b in blocks if b["state"] == "active_allocated"),
+        "active_bytes": sum(b["size"] for b in active),
+        "requested_bytes": sum(requested_of(b) for b in active),
+        "largest_free_block_bytes": max(free, default=0),
+        "total_free_bytes": sum(free),
     }
 
 

@@ -53,3 +53,21 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
 }
+
+/// A snapshot WITH pinned host memory, BUILT (no real fixture has any) by
+/// tests/py/add_host_memory.py from the real `adam-small-settings.pickle`: three of its
+/// segments and their trace entries copied into `host_segments` / `host_traces` at host-like
+/// addresses. `None` (after a loud warning) when the real fixtures are absent.
+pub fn built_host_memory(dir: &Path) -> Option<PathBuf> {
+    let src = real_dir().join("adam-small-settings.pickle");
+    if !src.exists() {
+        eprintln!(
+            "WARNING: {} not found, skipping the host-memory checks",
+            src.display()
+        );
+        return None;
+    }
+    let out = dir.join("adam-small-with-host-memory.pickle");
+    crate::python::run("add_host_memory.py", &[&src, &out]);
+    Some(out)
+}

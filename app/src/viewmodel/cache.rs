@@ -21,6 +21,9 @@ pub struct Analyses {
     peaks: HashMap<(i64, u64), PeakVm>,
     /// Each stack's top frame, for the compositions.
     top_frames: Option<TopFrames>,
+    /// The device number the open file's pinned host memory was moved to
+    /// (`Snapshot::host_as_device`): shown as "host (pinned)", never replayed as CUDA memory.
+    pub host_device: Option<i64>,
 }
 
 /// The trace index of a device (a negative one has no trace).
@@ -31,6 +34,11 @@ pub fn trace_index(device: i64) -> usize {
 impl Analyses {
     pub fn new() -> Analyses {
         Analyses::default()
+    }
+
+    /// Whether `device` is the pinned host memory, not a CUDA device.
+    pub fn is_host(&self, device: i64) -> bool {
+        self.host_device == Some(device)
     }
 
     pub fn timeline(&mut self, snap: &Snapshot, device: i64) -> &Timeline {

@@ -22,7 +22,7 @@ const PEAK_FRAMES: usize = 8;
 pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> InsightsView {
     let tl = cache.timeline(snap, device);
     let d = diagnose_unplanned(snap, trace_index(device), tl);
-    let (fragmentation, churn, pinning, peak, anomalies, fixes) = (
+    let (fragmentation, churn, pinning, peak, anomalies, mut fixes) = (
         d.fragmentation,
         d.churn,
         d.pinning,
@@ -31,6 +31,10 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
         d.fixes,
     );
     let has_trace = d.has_trace;
+    if cache.is_host(device) {
+        // The fixes are CUDA caching allocator settings, weighed by replaying its policy.
+        fixes.clear();
+    }
     let (config, settings_error) = match file_config(snap) {
         Ok(c) => (c, None),
         Err(e) => (Default::default(), Some(e.to_string())),
@@ -43,6 +47,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
         .max();
     let f = &fragmentation;
     InsightsView {
+        host: cache.is_host(device),
         device,
         has_trace,
         free: f.free,

@@ -34,11 +34,13 @@ pub fn file_summary(
                 traced_entries: usize::try_from(device)
                     .map(|d| snapshot.traced_entries(d) as u64)
                     .unwrap_or(0),
+                host: cache.is_host(device),
             }
         })
         .collect();
     let (mut peak_allocated, mut peak_reserved) = (0, 0);
-    for d in &devices {
+    // Peaks of device memory: pinned host memory is not on a GPU.
+    for d in devices.iter().filter(|d| !d.host) {
         let t = cache.timeline(snapshot, d.device).summary();
         peak_allocated = peak_allocated.max(t.peak_allocated);
         peak_reserved = peak_reserved.max(t.peak_reserved);
@@ -100,6 +102,40 @@ mod tests {
         assert_eq!(f.form, "snapshot");
         // Device 1's three 512-byte allocations, never freed.
         assert_eq!(f.peak_allocated, 3 * 512);
+    }
+
+    #[test]
+    fn host_memory_is_its_own_device_outside_the_peaks_and_never_replayed() {
+        let mut s = Snapshot {
+            device_traces: Some(vec![vec![TraceEntry::new(Action::Alloc, 0, 512)]]),
+            host_segments: Some(vec![Segment {
+                device: Some(0),
+                total_size: 4096,
+                ..Segment::default()
+            }]),
+            host_traces: Some(vec![TraceEntry::new(Action::Alloc, 1 << 40, 4096)]),
+            ..Snapshot::default()
+        };
+        let mut cache = Analyses::new();
+        cache.host_device = s.host_as_device();
+        let f = file_summary(&s, &mut cache, "h.pickle", 10, 1.0);
+        let got: Vec<_> = f.devices.iter().map(|d| (d.device, d.host)).collect();
+        assert_eq!(got, vec![(0, false), (1, true)]);
+        assert_eq!(f.opening_device(), Some(0));
+        // The host's 4096 bytes are no device's peak.
+        assert_eq!(f.peak_allocated, 512);
+        let req = crate::analysis_protocol::WhatIfRequest {
+            device: 1,
+            expandable_segments: true,
+            max_split_size_mb: None,
+            roundup_power2_divisions: String::new(),
+            garbage_collection_threshold: None,
+            capacity: None,
+        };
+        let refused = super::super::whatif::whatif_view(&s, &mut cache, &req).unwrap_err();
+        assert_eq!(refused, crate::analysis_protocol::HOST_NOT_REPLAYED);
+        let insights = super::super::insights::insights_view(&s, &mut cache, 1);
+        assert!(insights.host && insights.fixes.is_empty());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use memsnap_core::analysis::replay::{file_config, what_if, Figures, Start};
 use memsnap_core::snapshot::{Action, Snapshot};
 
 use super::cache::{trace_index, Analyses};
-use crate::analysis_protocol::{FiguresVm, PlanVm, WhatIfRequest, WhatIfView};
+use crate::analysis_protocol::{FiguresVm, PlanVm, WhatIfRequest, WhatIfView, HOST_NOT_REPLAYED};
 
 /// The file's settings with the form's four changed (an empty field means the default).
 pub fn changed_config(base: &Config, req: &WhatIfRequest) -> Result<Config, String> {
@@ -48,6 +48,9 @@ pub fn whatif_view(
     req: &WhatIfRequest,
 ) -> Result<WhatIfView, String> {
     let device = req.device;
+    if cache.is_host(device) {
+        return Err(HOST_NOT_REPLAYED.to_string());
+    }
     let base = file_config(snap).map_err(|e| e.to_string())?;
     let changed_cfg = changed_config(&base, req)?;
     // From the reconstructed state at the first entry, or from an empty device when that state

@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::analysis_state::{entries, pick_stack, range, time_label, Analysis};
+use super::size::size;
 use crate::analysis_protocol::{AnomaliesView, AnomalyRow};
 use crate::format;
 use crate::protocol::{Request, Response};
@@ -42,7 +43,7 @@ pub fn Anomalies() -> impl IntoView {
                 let stack = r.stack;
                 view! {
                     <tr class="clickable" on:click=move |_| pick_stack(state, an, stack, facts.clone(), caption)>
-                        <td class="num">{format::bytes(r.size)}</td>
+                        <td class="num">{size(r.size)}</td>
                         <td class="num">{r.index.map(|i| i.to_string()).unwrap_or_else(|| "—".into())}</td>
                         <td class="num">{r.age.map(|a| a.to_string()).or(r.stream.map(|s| format!("stream {s}"))).unwrap_or_default()}</td>
                         <td class="label" title=r.label.clone()>{r.label.clone()}</td>
@@ -81,22 +82,22 @@ pub fn Anomalies() -> impl IntoView {
                             let stack = o.stack;
                             view! { <tr class="clickable" on:click=move |_| pick_stack(state, an, stack, facts.clone(), "Failed allocation at")>
                                 <td class="num">{o.index}</td>
-                                <td class="num">{o.requested.map(format::bytes).unwrap_or_default()}</td>
-                                <td class="num" data-testid="oom-device-free">{o.device_free.map(format::bytes).unwrap_or_else(|| "?".into())}</td>
-                                <td class="num">{format::bytes(o.allocated)}</td>
-                                <td class="num">{format::bytes(o.reserved)}</td>
+                                <td class="num">{o.requested.map(size)}</td>
+                                <td class="num" data-testid="oom-device-free">{match o.device_free { Some(f) => size(f).into_any(), None => "?".into_any() }}</td>
+                                <td class="num">{size(o.allocated)}</td>
+                                <td class="num">{size(o.reserved)}</td>
                                 <td class="label" title=o.label.clone()>{o.label.clone()}</td></tr> }
                         }).collect_view()}
                     </tbody></table></div> }.into_any()
                 }}
-                <h3>{format!("Freed, waiting on other streams ({}, {})", d.pending_count, format::bytes(d.pending_bytes))}</h3>
+                <h3>{format!("Freed, waiting on other streams ({}, ", d.pending_count)}<span data-testid="anomalies-pending-bytes">{size(d.pending_bytes)}</span>")"</h3>
                 {if d.pending.is_empty() {
                     view! { <p class="muted">"No frees pending on record_stream events."</p> }.into_any()
                 } else {
                     view! { <div class="rows-scroll"><table class="rows"><thead><tr><th>"size"</th><th>"freed at"</th><th>"stream"</th><th>"allocated at"</th></tr></thead>
                         <tbody>{rows(d.pending, "Freed, still pending; allocated at")}</tbody></table></div> }.into_any()
                 }}
-                <h3>{format!("Never freed in the trace ({}, {})", d.leak_count, format::bytes(d.leak_bytes))}</h3>
+                <h3>{format!("Never freed in the trace ({}, ", d.leak_count)}<span data-testid="anomalies-leak-bytes">{size(d.leak_bytes)}</span>")"</h3>
                 {if !traced {
                     view! { <p class="muted">{no_trace}</p> }.into_any()
                 } else if d.leaks.is_empty() {

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 
+use super::size::size;
 use crate::analysis_protocol::CompareView;
 use crate::app::event_input;
 use crate::format;
@@ -155,8 +156,8 @@ fn result(v: CompareView) -> impl IntoView {
             view! {
                 <tr data-row=key>
                     <th>{label}</th>
-                    <td data-value=x.to_string()>{format::bytes(x)}</td>
-                    <td data-value=y.to_string()>{format::bytes(y)}</td>
+                    <td data-value=x.to_string()>{size(x)}</td>
+                    <td data-value=y.to_string()>{size(y)}</td>
                     <td class=change_class(d)>{change(d)}</td>
                 </tr>
             }

@@ -1,4 +1,5 @@
-//! Device picker: the devices with segments or trace entries.
+//! Device picker: the devices with segments or trace entries, and the file's pinned host
+//! memory when it has some ("host (pinned)").
 
 use leptos::prelude::*;
 
@@ -13,14 +14,19 @@ pub fn DevicePicker() -> impl IntoView {
             .devices
             .iter()
             .map(|d| {
-                let label = format!("cuda:{} · {} segments", d.device, d.segments);
+                let label = if d.host {
+                    format!("host (pinned) · {} segments", d.segments)
+                } else {
+                    format!("cuda:{} · {} segments", d.device, d.segments)
+                };
                 let title = format!(
                     "{} segments, {} blocks, {} trace entries",
                     d.segments, d.blocks, d.trace_entries
                 );
                 let value = d.device.to_string();
                 let selected = state.device.get_untracked() == Some(d.device);
-                view! { <option value=value selected=selected title=title>{label}</option> }
+                let kind = if d.host { "host" } else { "cuda" };
+                view! { <option value=value selected=selected title=title data-kind=kind>{label}</option> }
             })
             .collect_view();
         let empty = file.devices.is_empty();

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::format;
+use super::size::size;
 use crate::state::AppState;
 
 #[component]
@@ -27,15 +27,15 @@ pub fn Diagnostics() -> impl IntoView {
                 <h2>"Diagnostics"</h2>
                 <dl>
                     <Number label="Reserved" testid="diag-reserved-bytes" bytes=d.reserved
-                        note=format!("{} segments", d.segments)/>
+                        note=format!("{} segments", d.segments).into_any()/>
                     <Number label="Allocated" testid="diag-allocated-bytes" bytes=d.allocated
-                        note=share(d.allocated)/>
+                        note=share(d.allocated).into_any()/>
                     <Number label="Reserved − allocated" testid="diag-unallocated-bytes" bytes=free
-                        note=share(free)/>
+                        note=share(free).into_any()/>
                     <Number label="Largest free block" testid="diag-largest-free-bytes" bytes=d.largest_free
-                        note=format!("of {} cached free", format::bytes(d.inactive))/>
+                        note=view! { "of " {size(d.inactive)} " cached free" }.into_any()/>
                     <Number label="Pending free" testid="diag-pending-free-bytes" bytes=d.pending_free
-                        note="freed, waiting on other streams".to_string()/>
+                        note="freed, waiting on other streams".into_any()/>
                 </dl>
             </section>
         })
@@ -43,12 +43,12 @@ pub fn Diagnostics() -> impl IntoView {
 }
 
 #[component]
-fn Number(label: &'static str, testid: &'static str, bytes: u64, note: String) -> impl IntoView {
+fn Number(label: &'static str, testid: &'static str, bytes: u64, note: AnyView) -> impl IntoView {
     view! {
         <div class="number">
             <dt>{label}</dt>
             <dd>
-                <span class="human">{format::bytes(bytes)}</span>
+                <span class="human">{size(bytes)}</span>
                 <span class="exact" data-testid=testid title="bytes">{bytes.to_string()}</span>
                 <span class="note muted">{note}</span>
             </dd>

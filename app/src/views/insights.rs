@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::analysis_state::{pick_stack, Analysis};
+use super::size::size;
 use crate::format;
 use crate::state::AppState;
 
@@ -33,7 +34,7 @@ pub fn Insights() -> impl IntoView {
             let stack = p.stack;
             view! {
                 <li class="clickable" on:click=move |_| pick_stack(state, an, stack, facts.clone(), "Pinning block allocated at")>
-                    <b>{format::bytes(p.block_size)}</b>{format!(" pins {} — ", format::bytes(p.pinned))}
+                    <b>{size(p.block_size)}</b>" pins "{size(p.pinned)}" — "
                     <span class="label" title=p.label.clone()>{p.label.clone()}</span>
                 </li>
             }
@@ -44,10 +45,10 @@ pub fn Insights() -> impl IntoView {
                 <div class="number">
                     <dt>"Largest hole vs total free"</dt>
                     <dd>
-                        <span class="human" data-testid="insight-largest-hole">{format!("{} of {}", format::bytes(d.largest_free), format::bytes(d.free))}</span>
+                        <span class="human" data-testid="insight-largest-hole">{size(d.largest_free)}" of "{size(d.free)}</span>
                         <span class="hole-bar"><i style=format!("width:{hole_pct:.1}%")></i></span>
-                        <span class="note muted">{format!("fragmentation {:.0}% · {} segments with free space · {} releasable by empty_cache",
-                            d.fragmentation * 100.0, d.segments_with_free, format::bytes(d.releasable))}</span>
+                        <span class="note muted">{format!("fragmentation {:.0}% · {} segments with free space · ",
+                            d.fragmentation * 100.0, d.segments_with_free)}<span data-testid="insight-releasable">{size(d.releasable)}</span>" releasable by empty_cache"</span>
                     </dd>
                 </div>
                 {d.has_trace.then(|| view! {
@@ -67,25 +68,27 @@ pub fn Insights() -> impl IntoView {
                 </div>
                 {(!d.peak_frames.is_empty()).then(|| view! {
                     <div class="number">
-                        <dt>{format!("Top frames at the peak ({}{})", format::bytes(d.peak_allocated),
-                            d.peak_index.map(|i| format!(", entry {i}")).unwrap_or_default())}</dt>
+                        <dt>"Top frames at the peak ("{size(d.peak_allocated)}
+                            {d.peak_index.map(|i| format!(", entry {i}")).unwrap_or_default()}")"</dt>
                         <dd><ol class="compact" data-testid="insight-peak-frames">
                             {d.peak_frames.iter().map(|g| view! {
-                                <li><b>{format::bytes(g.bytes)}</b>" "<span class="label" title=g.label.clone()>{g.label.clone()}</span></li>
+                                <li><b>{size(g.bytes)}</b>" "<span class="label" title=g.label.clone()>{g.label.clone()}</span></li>
                             }).collect_view()}
                         </ol></dd>
                     </div>
                 })}
                 <div class="number">
                     <dt>"Fixes, most effective first"</dt>
-                    <dd>{if d.fixes.is_empty() {
+                    <dd>{if d.host {
+                        view! { <span class="muted" data-testid="insight-host">"None here: pinned host memory is served by the CUDA host allocator, and these fixes are settings of the CUDA caching allocator."</span> }.into_any()
+                    } else if d.fixes.is_empty() {
                         view! { <span class="muted">"Nothing to fix: the cache holds little beyond what is allocated."</span> }.into_any()
                     } else {
                         view! { <ol class="fixes" data-testid="insight-fixes">
                             {d.fixes.iter().map(|f| view! {
                                 <li>
                                     <code>{f.setting.clone()}</code>
-                                    <div>{f.title.clone()}{f.saving.map(|s| format!(" — saves about {}", format::bytes(s)))}</div>
+                                    <div>{f.title.clone()}{f.saving.map(|s| view! { " — saves about " {size(s)} })}</div>
                                     {f.evidence.iter().map(|e| view! { <div class="muted small">{e.clone()}</div> }).collect_view()}
                                     {f.cost.clone().map(|c| view! { <div class="muted small">{format!("Cost: {c}")}</div> })}
                                 </li>

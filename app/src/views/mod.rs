@@ -16,6 +16,7 @@ mod open;
 pub mod pools;
 mod rank_compare;
 mod segments;
+mod size;
 mod stack;
 mod state_slider;
 mod timeline;

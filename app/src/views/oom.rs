@@ -7,14 +7,10 @@ use leptos::prelude::*;
 use memsnap_core::analysis::oom::{OomExplanation, PoolFree, Verdict};
 
 use super::analysis_state::Analysis;
+use super::size::size;
 use crate::format;
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
-
-/// "1.50 GiB" with the exact byte count on hover.
-fn size(bytes: u64) -> impl IntoView {
-    view! { <span class="size" title=format!("{bytes} bytes")>{format::bytes(bytes)}</span> }
-}
 
 #[component]
 pub fn OomPanel() -> impl IntoView {

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 use memsnap_core::analysis::pools::{is_private, PoolTotals};
 
-use crate::format;
+use super::size::size;
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 
@@ -51,9 +51,9 @@ pub fn PoolDiagnostics() -> impl IntoView {
                                 data-reserved=t.reserved_bytes.to_string() data-allocated=t.allocated_bytes.to_string()
                                 data-free=t.free_bytes.to_string() data-segments=t.segments.to_string()>
                                 <td title=format!("{} segments", t.segments)>{pool_name(id)}</td>
-                                <td class="num" title=format!("{} bytes", t.reserved_bytes)>{format::bytes(t.reserved_bytes)}</td>
-                                <td class="num" title=format!("{} bytes", t.allocated_bytes)>{format::bytes(t.allocated_bytes)}</td>
-                                <td class="num" title=format!("{} bytes; largest hole {}", t.free_bytes, format::bytes(t.largest_free_bytes))>{format::bytes(t.free_bytes)}</td>
+                                <td class="num">{size(t.reserved_bytes)}</td>
+                                <td class="num">{size(t.allocated_bytes)}</td>
+                                <td class="num">{size(t.free_bytes)}<span class="muted small">" (largest hole "{size(t.largest_free_bytes)}")"</span></td>
                             </tr>
                         }
                     }).collect_view()}

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use leptos::html;
 use leptos::prelude::*;
 
+use super::size::size;
 use crate::format;
 use crate::perf;
 use crate::protocol::{SegmentVm, SegmentsView};
@@ -278,7 +279,7 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
             <div class="seg-label" title=tags.clone()
                 on:mouseenter=move |_| state.hover.set(Some(Hover::Segment { segment }))>
                 <span class="addr">{format::address(seg.address)}</span>
-                <span class="size">{format::bytes(seg.total_size)}</span>
+                {size(seg.total_size)}
             </div>
             <div class="seg-track">
                 <div class="segment" data-testid="segment"

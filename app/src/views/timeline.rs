@@ -13,6 +13,7 @@ use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 use super::analysis_state::{entries, range, time_label, Analysis, Picked};
+use super::size::size;
 use crate::analysis_protocol::{AllocationView, EntryRange, TimelineRequest, TimelineView};
 use crate::format;
 use crate::perf;
@@ -272,9 +273,8 @@ fn TimelineChart() -> impl IntoView {
                 view! {
                     <div class="peak" data-testid="peak" data-index=p.index.to_string()
                         data-allocated=p.allocated.to_string()>
-                        <h3>{format!(
-                            "Peak of this range: {} allocated, {} reserved, after entry {}{} — {} live allocations",
-                            format::bytes(p.allocated), format::bytes(p.reserved), p.index,
+                        <h3>"Peak of this range: "{size(p.allocated)}" allocated, "{size(p.reserved)}
+                            {format!(" reserved, after entry {}{} — {} live allocations", p.index,
                             time_label(p.time_us, v.start_time_us).map(|t| format!(" ({t})")).unwrap_or_default(),
                             p.live_allocations)}</h3>
                         <ul class="shares">
@@ -283,14 +283,14 @@ fn TimelineChart() -> impl IntoView {
                                 view! {
                                     <li>
                                         <span class="share-bar"><i style=format!("width:{pct:.1}%")></i></span>
-                                        <span class="share-bytes">{format::bytes(g.bytes)}</span>
+                                        <span class="share-bytes">{size(g.bytes)}</span>
                                         <span class="share-label" title=g.label.clone()>{format!("{} ({}×)", g.label, g.count)}</span>
                                     </li>
                                 }
                             }).collect_view()}
                             {(other > 0).then(|| view! {
                                 <li class="muted"><span class="share-bar"></span>
-                                    <span class="share-bytes">{format::bytes(other)}</span>
+                                    <span class="share-bytes">{size(other)}</span>
                                     <span class="share-label">"other frames"</span></li>
                             })}
                         </ul>

@@ -5,7 +5,8 @@
 use leptos::prelude::*;
 
 use super::analysis_state::Analysis;
-use crate::analysis_protocol::{FiguresVm, WhatIfRequest, WhatIfView};
+use super::size::size;
+use crate::analysis_protocol::{FiguresVm, WhatIfRequest, WhatIfView, HOST_NOT_REPLAYED};
 use crate::format;
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
@@ -101,6 +102,17 @@ pub fn WhatIf() -> impl IntoView {
 
     move || {
         state.device.get()?;
+        if an.insights.get().is_some_and(|i| i.host) {
+            return Some(
+                view! {
+                    <section class="panel whatif" data-testid="whatif">
+                        <div class="panel-head"><h2>"What if"</h2></div>
+                        <p class="muted" data-testid="whatif-host">{HOST_NOT_REPLAYED}</p>
+                    </section>
+                }
+                .into_any(),
+            );
+        }
         Some(view! {
             <section class="panel whatif" data-testid="whatif">
                 <div class="panel-head"><h2>"What if"</h2>
@@ -125,7 +137,7 @@ pub fn WhatIf() -> impl IntoView {
                 {move || error.get().map(|e| view! { <div class="error" role="alert">{e}</div> })}
                 {move || result.get().map(result_view)}
             </section>
-        })
+        }.into_any())
     }
 }
 
@@ -134,6 +146,12 @@ fn result_view(v: WhatIfView) -> impl IntoView {
         view! {
             <tr><th>{label}</th>
                 <td>{f(&v.recorded)}</td><td>{f(&v.original)}</td><td class="changed">{f(&v.changed)}</td></tr>
+        }
+    };
+    let sizes = |label: &'static str, f: fn(&FiguresVm) -> u64, v: &WhatIfView| {
+        view! {
+            <tr><th>{label}</th>
+                <td>{size(f(&v.recorded))}</td><td>{size(f(&v.original))}</td><td class="changed">{size(f(&v.changed))}</td></tr>
         }
     };
     let bytes = |b: u64| format::bytes(b);
@@ -156,12 +174,12 @@ fn result_view(v: WhatIfView) -> impl IntoView {
                     <th title=conf(&v.original_settings)>"model, file's settings"</th>
                     <th title=conf(&v.changed_settings)>"model, changed"</th></tr></thead>
                 <tbody>
-                    {row("peak reserved", |f| format::bytes(f.peak_reserved), &v)}
-                    {row("peak allocated", |f| format::bytes(f.peak_allocated), &v)}
-                    {row("fragmentation (peak reserved − peak allocated)", |f| format::bytes(f.overhead()), &v)}
+                    {sizes("peak reserved", |f| f.peak_reserved, &v)}
+                    {sizes("peak allocated", |f| f.peak_allocated, &v)}
+                    {sizes("fragmentation (peak reserved − peak allocated)", |f| f.overhead(), &v)}
                     {row("OOMs", |f| f.ooms.to_string(), &v)}
                     {row("segments created (cudaMalloc / map)", |f| f.segment_allocs.to_string(), &v)}
-                    {row("reserved at the end", |f| format::bytes(f.final_reserved), &v)}
+                    {sizes("reserved at the end", |f| f.final_reserved, &v)}
                 </tbody>
             </table>
             <p class="muted small">

@@ -199,9 +199,10 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
     let parsed = parse(id, name, &bytes);
     drop(bytes);
     match parsed {
-        Ok((snapshot, parse_ms)) => {
+        Ok((mut snapshot, parse_ms)) => {
             let indexing = perf::now();
             let mut cache = Analyses::new();
+            cache.host_device = snapshot.host_as_device();
             let mut summary = file_summary(&snapshot, &mut cache, name, size, parse_ms);
             summary.read_ms = read_ms;
             summary.index_ms = perf::now() - indexing;

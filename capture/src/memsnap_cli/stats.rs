@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use memsnap_core::analysis::pools::{is_private, pool_totals, PoolTotals};
-use memsnap_core::analysis::summary::{DeviceSummary, Summary};
+use memsnap_core::analysis::summary::{DeviceSummary, HostSummary, Summary};
 use memsnap_core::snapshot::Snapshot;
 
 use super::format::size_exact;
@@ -26,6 +26,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let text = if args.json {
         let mut j = json(&summary);
         j["pools"] = pools_json(&pools);
+        j["host"] = HostSummary::of(&snapshot).map_or(serde_json::Value::Null, |h| host_json(&h));
         j.to_string() + "\n"
     } else {
         human(&args.file, &snapshot, &summary) + &pools_human(&pools)
@@ -51,6 +52,22 @@ pub fn json(s: &Summary) -> serde_json::Value {
         "largest_free_block_bytes": s.largest_free_block_bytes,
         "total_free_bytes": s.total_free_bytes,
         "distinct_alloc_sizes": s.distinct_alloc_sizes,
+    })
+}
+
+/// Pinned host memory, apart from the device totals (`null` when the file has none).
+pub fn host_json(h: &HostSummary) -> serde_json::Value {
+    serde_json::json!({
+        "segments": h.segments,
+        "blocks": h.blocks,
+        "trace_entries": h.trace_entries,
+        "actions": h.actions,
+        "reserved_bytes": h.reserved_bytes,
+        "allocated_bytes": h.allocated_bytes,
+        "active_bytes": h.active_bytes,
+        "requested_bytes": h.requested_bytes,
+        "largest_free_block_bytes": h.largest_free_block_bytes,
+        "total_free_bytes": h.total_free_bytes,
     })
 }
 
@@ -146,5 +163,23 @@ fn human(file: &str, snapshot: &Snapshot, s: &Summary) -> String {
         "distinct alloc sizes: {}\n",
         s.distinct_alloc_sizes
     ));
+    if let Some(h) = HostSummary::of(snapshot) {
+        // Not in the total above: pinned host memory is not device memory.
+        out.push_str(&format!(
+            "host (pinned, not in the total): {} segments, {} blocks, {} trace entries\n",
+            h.segments, h.blocks, h.trace_entries
+        ));
+        bytes_lines(
+            &mut out,
+            &[
+                ("reserved", h.reserved_bytes),
+                ("allocated", h.allocated_bytes),
+                ("active", h.active_bytes),
+                ("requested", h.requested_bytes),
+                ("free (cached)", h.total_free_bytes),
+                ("largest free block", h.largest_free_block_bytes),
+            ],
+        );
+    }
     out
 }

@@ -55,6 +55,55 @@ pub struct DeviceSummary {
     pub total_free_bytes: u64,
 }
 
+/// Pinned host memory (`host_segments`, `host_traces`), counted apart from every device: the
+/// same definitions as [`Summary`] over the host allocator's segments and its one trace.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HostSummary {
+    /// Number of host segments.
+    pub segments: u64,
+    /// Number of blocks over all host segments.
+    pub blocks: u64,
+    /// Length of `host_traces` (0 when absent).
+    pub trace_entries: u64,
+    /// Host trace entries per `action` string.
+    pub actions: BTreeMap<String, u64>,
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    pub active_bytes: u64,
+    pub requested_bytes: u64,
+    pub largest_free_block_bytes: u64,
+    pub total_free_bytes: u64,
+}
+
+impl HostSummary {
+    /// `None` when the file has neither `host_segments` nor `host_traces`.
+    pub fn of(s: &Snapshot) -> Option<HostSummary> {
+        if s.host_segments.is_none() && s.host_traces.is_none() {
+            return None;
+        }
+        let mut h = HostSummary::default();
+        let mut bytes = Bytes::default();
+        for seg in s.host_segments.iter().flatten() {
+            h.segments += 1;
+            h.reserved_bytes = h.reserved_bytes.saturating_add(seg.total_size);
+            for b in &seg.blocks {
+                h.blocks += 1;
+                bytes.add(b);
+            }
+        }
+        for e in s.host_traces.iter().flatten() {
+            h.trace_entries += 1;
+            *h.actions.entry(e.action().as_str().to_owned()).or_insert(0) += 1;
+        }
+        h.allocated_bytes = bytes.allocated;
+        h.active_bytes = bytes.active;
+        h.requested_bytes = bytes.requested;
+        h.largest_free_block_bytes = bytes.largest_free;
+        h.total_free_bytes = bytes.free;
+        Some(h)
+    }
+}
+
 /// Bytes a block's user asked for: `requested_size` when present; for legacy blocks (torch
 /// <= 2.0, no `requested_size`) `history[0]["real_size"]` when that is a non-negative int, as
 /// MemoryViz.js reads it; else the block's `size`.

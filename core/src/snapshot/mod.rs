@@ -12,3 +12,6 @@ pub use read::{read, read_with_progress, ReadError};
 pub use validate::{validate, Warning, WarningKind};
 pub use value::Value;
 pub use write::write;
+
+#[cfg(test)]
+mod host_tests;

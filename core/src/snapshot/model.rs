@@ -106,8 +106,14 @@ pub struct Snapshot {
     pub allocator_settings: Option<AllocatorSettings>,
     /// Kept as data: a list of dicts of user metadata plus `device` and `time_us`.
     pub external_annotations: Option<Value>,
+    /// Pinned host memory (`_record_memory_history(record_pinned_host_memory=True)`, PyTorch
+    /// 2026): the segments of the CUDA host allocator, shaped like `segments`. `None` when
+    /// the key is absent. Host memory is not a CUDA device: it is counted apart from them.
+    pub host_segments: Option<Vec<Segment>>,
+    /// The host allocator's trace: one list (it is one allocator, not one per device).
+    pub host_traces: Option<Vec<TraceEntry>>,
     pub stacks: Stacks,
-    /// Unknown top-level keys (`host_segments`, `host_traces`, ...), in file order.
+    /// Unknown top-level keys, in file order.
     pub extra: Extra,
 }
 
@@ -147,6 +153,39 @@ impl Snapshot {
         d.sort_unstable();
         d.dedup();
         d
+    }
+
+    /// Whether the file holds pinned host memory (segments or trace entries).
+    pub fn has_host_memory(&self) -> bool {
+        self.host_segments.as_ref().is_some_and(|s| !s.is_empty())
+            || self.host_traces.as_ref().is_some_and(|t| !t.is_empty())
+    }
+
+    /// Moves the host memory into `segments` and `device_traces` as one more device, numbered
+    /// after every CUDA device, and returns that number. The viewer does this once when it
+    /// opens a file, so each per-device view (segments, timeline, diagnostics) shows host
+    /// memory unchanged; the caller keeps the number to label it and to refuse what is CUDA
+    /// only (replaying the CUDA caching allocator's policy). `None`, and nothing moved, when
+    /// the file has no host memory.
+    pub fn host_as_device(&mut self) -> Option<i64> {
+        if !self.has_host_memory() {
+            return None;
+        }
+        let traces = self.device_traces.get_or_insert_with(Vec::new);
+        let after_segments = self
+            .segments
+            .iter()
+            .map(|s| s.device.unwrap_or(0).saturating_add(1))
+            .max()
+            .unwrap_or(0);
+        let host = after_segments.max(traces.len() as i64);
+        traces.resize_with(host as usize, Vec::new);
+        traces.push(self.host_traces.take().unwrap_or_default());
+        for mut s in self.host_segments.take().unwrap_or_default() {
+            s.device = Some(host);
+            self.segments.push(s);
+        }
+        Some(host)
     }
 }
 

@@ -373,6 +373,15 @@ impl<'s> Pickler<'s> {
                 p.key("external_annotations", &mut n);
                 p.value(a);
             }
+            if let Some(segments) = &s.host_segments {
+                p.key("host_segments", &mut n);
+                p.segments(segments);
+            }
+            if let Some(entries) = &s.host_traces {
+                p.key("host_traces", &mut n);
+                p.out.push(op::EMPTY_LIST);
+                p.appends(entries.len(), |p, i| p.entry(&entries[i]));
+            }
             p.extra(&s.extra, &mut n);
             n
         });

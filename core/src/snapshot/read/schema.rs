@@ -347,6 +347,21 @@ impl<'r, 'a> Builder<'r, 'a> {
                     snap.allocator_settings = Some(AllocatorSettings { entries });
                 }
                 "external_annotations" => snap.external_annotations = Some(self.value(v)?),
+                "host_segments" => snap.host_segments = Some(self.segments(v, &p)?),
+                // One list of entries: the host allocator is one allocator (PyTorch #182407,
+                // `CachingHostAllocatorImpl::getTraces()`), not one per device.
+                "host_traces" => {
+                    if let Some(&first) = self.list(v, &p)?.first() {
+                        if matches!(self.node(first), Node::List(_)) {
+                            return Err(self.fail(
+                                &Path::Index(&p, 0),
+                                first,
+                                "a list inside host_traces: host_traces is one list of trace entries (the host allocator keeps one trace), not one list per device",
+                            ));
+                        }
+                    }
+                    snap.host_traces = Some(self.trace(v, &p)?);
+                }
                 _ => {
                     let mut extra = std::mem::take(&mut snap.extra);
                     self.extra(&mut extra, key, v)?;
