@@ -11,7 +11,7 @@
 //! `target/bench-data/fleet-*` (never committed; delete to remake). FLEET_SETS=64,256 picks
 //! sets by name (`64`, `256`, `1024`, `4096`, `64x50mb`). Writes `target/bench/fleet.json`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use fantoccini::wd::TimeoutConfiguration;
@@ -21,7 +21,7 @@ use memsnap_tests::rank_files;
 use memsnap_tests::web::browser::{Browser, ProcessMemory};
 use memsnap_tests::web::cdp;
 use memsnap_tests::web::dist::dist_dir;
-use memsnap_tests::web::page::testid;
+use memsnap_tests::web::page::{self, testid};
 use memsnap_tests::web::server::StaticServer;
 use serde_json::{json, Value};
 
@@ -133,7 +133,7 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         .expect("the page has a folder input");
     let idle = browser.memory();
     let started = Instant::now();
-    let how = pick_folder(c, &dir, paths).await;
+    let how = page::pick_folder_or_files(c, &dir, paths).await;
     let mut peak = ProcessMemory::default();
     let mut samples = 0;
     let mut loading_shot = false;
@@ -241,38 +241,6 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
     );
     browser.close().await;
     record
-}
-
-/// The folder input when chromedriver uploads a folder, else every file through the file input.
-async fn pick_folder(c: &Client, dir: &Path, paths: &[PathBuf]) -> &'static str {
-    let send = |id: &'static str, text: String| async move {
-        c.find(Locator::Css(&testid(id)))
-            .await
-            .map_err(|e| e.to_string())?
-            .send_keys(&text)
-            .await
-            .map_err(|e| e.to_string())
-    };
-    let dir = std::fs::canonicalize(dir).unwrap();
-    match send("folder-input", dir.to_string_lossy().to_string()).await {
-        Ok(()) => "folder-input",
-        Err(e) => {
-            eprintln!("fleet bench: folder input refused ({e}); sending the files");
-            let joined: Vec<String> = paths
-                .iter()
-                .map(|p| {
-                    std::fs::canonicalize(p)
-                        .unwrap()
-                        .to_string_lossy()
-                        .to_string()
-                })
-                .collect();
-            send("file-input", joined.join("\n"))
-                .await
-                .expect("picking the files");
-            "file-input"
-        }
-    }
 }
 
 #[tokio::test(flavor = "current_thread")]

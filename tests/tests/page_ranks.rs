@@ -32,25 +32,6 @@ const REAL: [&str; 3] = [
     "adam-small-settings.pickle",
 ];
 
-/// Sends `paths` to the input with this test id, as a user picking them would.
-async fn pick(c: &Client, input: &str, paths: &[PathBuf]) -> Result<(), String> {
-    // Waits for the page to mount the input; only the upload itself may fail.
-    let input = page::find(c, input).await;
-    let joined: Vec<String> = paths
-        .iter()
-        .map(|p| {
-            std::fs::canonicalize(p)
-                .unwrap()
-                .to_string_lossy()
-                .to_string()
-        })
-        .collect();
-    input
-        .send_keys(&joined.join("\n"))
-        .await
-        .map_err(|e| e.to_string())
-}
-
 /// Waits until the overview has every rank in (open or failed); returns (loaded, failed).
 pub async fn wait_fleet(c: &Client, total: usize) -> (usize, usize) {
     wait_until(&format!("{total} ranks in the overview"), || async {
@@ -156,13 +137,8 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
     let c = &browser.client;
     c.goto(&server.url("")).await.expect("opening the page");
     // The folder picker (webkitdirectory); chromedriver uploads a folder sent to it.
-    match pick(c, "folder-input", std::slice::from_ref(&dir)).await {
-        Ok(()) => eprintln!("opened the ranks through the folder input"),
-        Err(e) => {
-            eprintln!("the folder input refused a folder ({e}): picking the files instead");
-            pick(c, "file-input", &paths).await.expect("picking files");
-        }
-    }
+    let how = page::pick_folder_or_files(c, &dir, &paths).await;
+    eprintln!("opened the ranks through the {how}");
 
     let (loaded, failed) = wait_fleet(c, RANKS).await;
     assert_eq!(

@@ -118,6 +118,41 @@ pub async fn pick_file(c: &Client, path: &Path) {
         .expect("sending a path to the file input");
 }
 
+/// Sends `paths` (absolute, newline-separated) to the input with test id `input`, as a user
+/// picking them would. Waits for the page to mount the input; only the upload may fail.
+pub async fn pick_paths(c: &Client, input: &str, paths: &[&Path]) -> Result<(), String> {
+    let input = find(c, input).await;
+    let joined: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            std::fs::canonicalize(p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    input
+        .send_keys(&joined.join("\n"))
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Opens a folder of rank files through the folder input (`webkitdirectory`) when chromedriver
+/// uploads a folder there, else its files through the multi-file input; returns the input used.
+pub async fn pick_folder_or_files(c: &Client, dir: &Path, files: &[PathBuf]) -> &'static str {
+    match pick_paths(c, "folder-input", &[dir]).await {
+        Ok(()) => "folder-input",
+        Err(e) => {
+            eprintln!("the folder input refused a folder ({e}): picking the files instead");
+            let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+            pick_paths(c, "file-input", &files)
+                .await
+                .expect("picking the files");
+            "file-input"
+        }
+    }
+}
+
 /// Scrolls `e` to the middle of the view and moves the pointer onto it.
 pub async fn hover(c: &Client, e: Element) {
     c.execute(
