@@ -224,6 +224,10 @@ impl AppState {
             self.diagnostics.set(None);
             return;
         };
+        // The first paint needs only the segments and the timeline (its own request, sent by
+        // its view): the side bar's totals wait until the worker is idle, so they never queue
+        // ahead of the timeline. Cleared meanwhile: a panel never shows another device's numbers.
+        self.diagnostics.set(None);
         let me = *self;
         self.request(Request::Segments { device }, None, move |r| match r {
             Response::Segments(v) if me.device.get_untracked() == Some(v.device) => {
@@ -232,7 +236,7 @@ impl AppState {
             Response::Failed { message } => me.load_error.set(Some(message)),
             _ => {}
         });
-        self.request(Request::Diagnostics { device }, None, move |r| match r {
+        self.request_background(Request::Diagnostics { device }, move |r| match r {
             Response::Diagnostics(v) if me.device.get_untracked() == Some(v.device) => {
                 me.diagnostics.set(Some(v))
             }

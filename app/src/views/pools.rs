@@ -27,7 +27,8 @@ pub fn PoolDiagnostics() -> impl IntoView {
         let Some(device) = state.device.get() else {
             return;
         };
-        state.request(Request::Pools { device }, None, move |r| match r {
+        // Not on the first screen's path: sent when the worker is idle (`state::request_background`).
+        state.request_background(Request::Pools { device }, move |r| match r {
             Response::Pools {
                 device: d,
                 pools: p,
