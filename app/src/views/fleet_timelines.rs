@@ -7,11 +7,11 @@
 //! chart furniture a scale label, so plotters-canvas would add a dependency (and its compile
 //! time on CI's two cores) for no drawing it does here.
 
+use super::timeline::context_2d;
 use leptos::html;
 use leptos::prelude::*;
 use memsnap_core::analysis::rank_summary::RankSummary;
-use wasm_bindgen::JsCast;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+use web_sys::HtmlCanvasElement;
 
 use crate::format;
 use crate::state::AppState;
@@ -59,12 +59,7 @@ fn draw(
     let width = canvas.client_width().max(300) as f64;
     canvas.set_width(width as u32);
     canvas.set_height(HEIGHT as u32);
-    let Some(ctx) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-    else {
+    let Some(ctx) = context_2d(canvas) else {
         return;
     };
     ctx.clear_rect(0.0, 0.0, width, HEIGHT);

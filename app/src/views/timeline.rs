@@ -397,6 +397,15 @@ fn hsl(h: f64, s: f64, l: f64) -> [u8; 3] {
     [f(r), f(g), f(b)]
 }
 
+/// The canvas's 2D context (None where the browser gives none: nothing is drawn).
+pub(super) fn context_2d(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+}
+
 fn css_var(el: &HtmlCanvasElement, name: &str, fallback: &str) -> String {
     window()
         .get_computed_style(el)
@@ -420,12 +429,7 @@ fn draw(
     }
     canvas.set_width(width as u32);
     canvas.set_height(HEIGHT as u32);
-    let Some(ctx) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-    else {
+    let Some(ctx) = context_2d(canvas) else {
         return;
     };
     let text = css_var(canvas, "--text", "#1d2330");
