@@ -21,6 +21,15 @@ pub const TIMELINE_DRAW: &str = "memsnap:timeline-draw";
 /// the worker's work, its queue and the transport.
 pub const REQUEST: &str = "memsnap:request:";
 
+/// The worker's own measures, in the worker's timeline: reading the file, parsing, indexing,
+/// answering a request (prefix + kind: the view model's work) and posting the answer
+/// (encoding it and `postMessage`). `scripts/profile_page.py` prints them.
+pub const WORKER_READ: &str = "memsnap:worker:read";
+pub const WORKER_PARSE: &str = "memsnap:worker:parse";
+pub const WORKER_INDEX: &str = "memsnap:worker:index";
+pub const WORKER_ANSWER: &str = "memsnap:worker:answer:";
+pub const WORKER_POST: &str = "memsnap:worker:post";
+
 fn performance() -> Option<Performance> {
     js_sys::Reflect::get(&js_sys::global(), &"performance".into())
         .ok()?

@@ -106,7 +106,10 @@ fn handle(data: JsValue) -> serial::Pending {
                     return post(id, &Response::Failed { message });
                 };
                 match file::read_all(id, &file).await {
-                    Ok(bytes) => open(id, &name, bytes, perf::now() - started),
+                    Ok(bytes) => {
+                        perf::measure_since(perf::WORKER_READ, started);
+                        open(id, &name, bytes, perf::now() - started)
+                    }
                     Err(message) => post(id, &Response::Failed { message }),
                 }
             }))
@@ -158,13 +161,17 @@ fn handle(data: JsValue) -> serial::Pending {
             }))
         }
         other => {
+            let started = perf::now();
             let response = OPEN.with(|open| match &*open.borrow() {
                 Some(snapshot) => CACHE.with(|c| answer(snapshot, &mut c.borrow_mut(), &other)),
                 None => Response::Failed {
                     message: "no snapshot is open".into(),
                 },
             });
+            let answered = perf::now();
             post(id, &response);
+            perf::measure_since(&format!("{}{}", perf::WORKER_ANSWER, other.kind()), started);
+            perf::measure_since(perf::WORKER_POST, answered);
             None
         }
     }
@@ -188,6 +195,7 @@ fn parse(id: RequestId, name: &str, bytes: &[u8]) -> Result<(Snapshot, f64), Str
             progress(id, Stage::Parsing, done, Some(size));
         }
     });
+    perf::measure_since(perf::WORKER_PARSE, started);
     parsed
         .map(|snapshot| (snapshot, perf::now() - started))
         .map_err(|e| format!("{name}: not a snapshot memsnap can read: {e}"))
@@ -206,6 +214,7 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
             let mut summary = file_summary(&snapshot, &mut cache, name, size, parse_ms);
             summary.read_ms = read_ms;
             summary.index_ms = perf::now() - indexing;
+            perf::measure_since(perf::WORKER_INDEX, indexing);
             summary.worker_memory = perf::wasm_memory_bytes();
             OPEN.with(|open| *open.borrow_mut() = Some(snapshot));
             CACHE.with(|c| *c.borrow_mut() = cache);
@@ -223,4 +232,35 @@ fn summarize(id: RequestId, name: &str, rank: u32, bytes: Vec<u8>) -> Result<Ran
     drop(bytes);
     let (snapshot, _) = parsed?;
     Ok(RankSummary::of(&snapshot, name, rank, size))
+}
+
+/// The open's pipeline on `bytes` in this worker, for the page benchmark: milliseconds to
+/// parse, to index (`file_summary`), and to answer the first paint's Segments and Timeline
+/// requests. Run N times it shows how the worker's speed settles as V8 tiers its code up,
+/// against the same calls natively.
+#[wasm_bindgen]
+pub fn memsnap_pipeline_ms(bytes: &[u8]) -> Vec<f64> {
+    use crate::analysis_protocol::{EntryRange, TimelineRequest};
+    let t0 = perf::now();
+    let Ok(mut snapshot) = memsnap_core::snapshot::read(bytes) else {
+        return Vec::new();
+    };
+    let t1 = perf::now();
+    let mut cache = Analyses::new();
+    cache.host_device = snapshot.host_as_device();
+    let summary = file_summary(&snapshot, &mut cache, "bench", bytes.len() as u64, 0.0);
+    let t2 = perf::now();
+    let device = summary.opening_device().unwrap_or(0);
+    std::hint::black_box(answer(&snapshot, &mut cache, &Request::Segments { device }));
+    let t3 = perf::now();
+    let end = usize::try_from(device).map_or(0, |d| snapshot.trace(d).len() as u64);
+    let timeline = Request::Timeline(TimelineRequest {
+        device,
+        range: EntryRange { start: 0, end },
+        width: 1000,
+        height: 226,
+    });
+    std::hint::black_box(answer(&snapshot, &mut cache, &timeline));
+    let t4 = perf::now();
+    vec![t1 - t0, t2 - t1, t3 - t2, t4 - t3]
 }
