@@ -6,11 +6,11 @@
 //! allocation's stack and formats a label per allocation on each call; at a million entries
 //! that was ~100 ms of each zoom step's ~115 ms in the worker (page benchmark, issue 6). Here
 //! frames are classified once, each stack's top frame is kept, and labels are formatted once
-//! per distinct frame.
+//! per distinct frame (the classes are the frame table's own, `frames::kind_of`).
 
 use std::collections::HashMap;
 
-use memsnap_core::analysis::frames::{format, kind, FrameKind};
+use memsnap_core::analysis::frames::{format, kind_of, FrameKind};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::{FrameId, Snapshot, StackId};
 
@@ -25,16 +25,11 @@ pub struct TopFrames {
 impl TopFrames {
     pub fn new(snap: &Snapshot) -> TopFrames {
         let stacks = &snap.stacks;
-        let kinds: Vec<FrameKind> = stacks.all_frames().iter().map(kind).collect();
         let of_stack = (0..stacks.stack_count())
             .map(|s| {
                 let frames = stacks.stack(StackId(s as u32));
-                let first = |want: FrameKind| {
-                    frames
-                        .iter()
-                        .copied()
-                        .find(|f| kinds.get(f.0 as usize) == Some(&want))
-                };
+                let first =
+                    |want: FrameKind| frames.iter().copied().find(|&f| kind_of(stacks, f) == want);
                 first(FrameKind::User).or_else(|| first(FrameKind::Library))
             })
             .collect();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use leptos::html;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::size::size;
 use crate::format;
@@ -237,31 +238,45 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
         width,
     } = key;
     let seg = &view.segments[segment];
-    let total = seg.total_size.max(1) as f64;
     let bar_width = match width {
         Width::Shared => (seg.total_size as f64 / max as f64 * 100.0).max(0.5),
         Width::Fill => 100.0,
     };
-    let blocks = seg
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let left = (b.offset as f64 / total * 100.0).min(100.0);
-            let w = (b.size as f64 / total * 100.0).min(100.0 - left);
-            let hover = Hover::Block { segment, block: i };
-            view! {
-                <div class=format!("block {}", b.state.as_str())
-                    data-testid="block"
-                    data-size=b.size.to_string()
-                    data-state=b.state.as_str()
-                    data-address=(seg.address + b.offset).to_string()
-                    style=format!("left:{left:.4}%;width:{w:.4}%")
-                    class:hovered=move || state.hover.get() == Some(hover)
-                    on:mouseenter=move |_| state.hover.set(Some(hover))></div>
-            }
-        })
-        .collect_view();
+    // The blocks go in as one HTML string: built from numbers and fixed state names only, it is
+    // parsed natively in one call, where an element per block cost ten calls across the wasm
+    // boundary and a reactive class each (the first paint's largest page cost on files with
+    // a few thousand blocks: scripts/profile_page.py). Hover is delegated to the bar.
+    let blocks = blocks_html(seg);
+    let bar = NodeRef::<html::Div>::new();
+    let highlighted = StoredValue::new(None::<u32>);
+    Effect::new(move |_| {
+        let now = match state.hover.get() {
+            Some(Hover::Block { segment: s, block }) if s == segment => Some(block as u32),
+            _ => None,
+        };
+        let Some(bar) = bar.get() else { return };
+        if highlighted.get_value() == now {
+            return;
+        }
+        let children = bar.children();
+        if let Some(el) = highlighted.get_value().and_then(|i| children.item(i)) {
+            let _ = el.class_list().remove_1("hovered");
+        }
+        if let Some(el) = now.and_then(|i| children.item(i)) {
+            let _ = el.class_list().add_1("hovered");
+        }
+        highlighted.set_value(now);
+    });
+    let on_over = move |e: leptos::ev::MouseEvent| {
+        let index = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.get_attribute("data-index"))
+            .and_then(|i| i.parse::<usize>().ok());
+        if let Some(block) = index {
+            state.hover.set(Some(Hover::Block { segment, block }));
+        }
+    };
     let tags = format!(
         "stream {}{}{}{}",
         seg.stream,
@@ -287,12 +302,36 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
                     data-total-size=seg.total_size.to_string()
                     data-pool-id=seg.pool_id.map(|(a, b)| format!("{a},{b}")).unwrap_or_default()
                     class:private-pool=seg.pool_id.is_some()
-                    style=format!("width:{bar_width:.4}%")>
-                    {blocks}
+                    style=format!("width:{bar_width:.4}%")
+                    node_ref=bar
+                    inner_html=blocks
+                    on:mouseover=on_over>
                 </div>
             </div>
         </div>
     }
+}
+
+/// One `data-testid="block"` element per block, positioned in percent of the segment, with
+/// its index (for the delegated hover), size, state and address.
+fn blocks_html(seg: &SegmentVm) -> String {
+    use std::fmt::Write;
+    let total = seg.total_size.max(1) as f64;
+    let mut html = String::with_capacity(seg.blocks.len() * 170);
+    for (i, b) in seg.blocks.iter().enumerate() {
+        let left = (b.offset as f64 / total * 100.0).min(100.0);
+        let w = (b.size as f64 / total * 100.0).min(100.0 - left);
+        let state = b.state.as_str();
+        let _ = write!(
+            html,
+            "<div class=\"block {state}\" data-testid=\"block\" data-index=\"{i}\" \
+             data-size=\"{}\" data-state=\"{state}\" data-address=\"{}\" \
+             style=\"left:{left:.4}%;width:{w:.4}%\"></div>",
+            b.size,
+            seg.address + b.offset,
+        );
+    }
+    html
 }
 
 #[component]

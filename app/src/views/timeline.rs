@@ -102,6 +102,13 @@ fn TimelineChart() -> impl IntoView {
         });
     }
 
+    // A new file shows nothing until its own timeline comes: never the last file's curve (nor
+    // a first paint counted on it).
+    Effect::new(move |_| {
+        state.file.track();
+        data.set(None);
+    });
+
     // Ask for the visible range whenever the device, range or size changes.
     Effect::new(move |_| {
         if width.get() == 0.0 {
@@ -417,6 +424,52 @@ fn css_var(el: &HtmlCanvasElement, name: &str, fallback: &str) -> String {
         .unwrap_or_else(|| fallback.to_string())
 }
 
+/// The theme's colours the canvas draws with.
+#[derive(Clone)]
+struct Palette {
+    dark: bool,
+    text: String,
+    muted: String,
+    grid: String,
+    accent: String,
+}
+
+thread_local! {
+    static PALETTE: std::cell::RefCell<Option<Palette>> = const { std::cell::RefCell::new(None) };
+}
+
+fn prefers_dark() -> bool {
+    window()
+        .match_media("(prefers-color-scheme: dark)")
+        .ok()
+        .flatten()
+        .is_some_and(|m| m.matches())
+}
+
+/// The palette, read from the CSS once per colour scheme. Reading computed style forces the
+/// browser to recompute style (and layout) first: on the first paint that cost 15–25 ms, as
+/// the segment view's new rows were still unstyled (scripts/profile_page.py).
+fn palette(canvas: &HtmlCanvasElement) -> Palette {
+    let dark = prefers_dark();
+    PALETTE.with(|p| {
+        let mut p = p.borrow_mut();
+        match &*p {
+            Some(cached) if cached.dark == dark => cached.clone(),
+            _ => {
+                let fresh = Palette {
+                    dark,
+                    text: css_var(canvas, "--text", "#1d2330"),
+                    muted: css_var(canvas, "--muted", "#677083"),
+                    grid: css_var(canvas, "--border", "#d9dde3"),
+                    accent: css_var(canvas, "--accent", "#2f6fde"),
+                };
+                *p = Some(fresh.clone());
+                fresh
+            }
+        }
+    })
+}
+
 fn draw(
     canvas: &HtmlCanvasElement,
     width: f64,
@@ -432,10 +485,13 @@ fn draw(
     let Some(ctx) = context_2d(canvas) else {
         return;
     };
-    let text = css_var(canvas, "--text", "#1d2330");
-    let muted = css_var(canvas, "--muted", "#677083");
-    let grid = css_var(canvas, "--border", "#d9dde3");
-    let accent = css_var(canvas, "--accent", "#2f6fde");
+    let Palette {
+        text,
+        muted,
+        grid,
+        accent,
+        ..
+    } = palette(canvas);
     ctx.clear_rect(0.0, 0.0, width, HEIGHT);
     ctx.set_font("11px system-ui, sans-serif");
     let plot_w = (width - LEFT - RIGHT).max(1.0);

@@ -1,7 +1,7 @@
 //! Frame classification and formatting: which frames are noise (MemoryViz.js's omit lists),
 //! which are torch internals or the Python standard library, and which is the user's own line.
 
-use crate::snapshot::{Frame, StackId, Stacks};
+use crate::snapshot::{Frame, FrameId, StackId, Stacks};
 
 /// Symbol names MemoryViz.js hides (capture machinery and interpreter entry points).
 const OMIT_NAMES: &[&str] = &[
@@ -31,6 +31,7 @@ const OMIT_FILES: &[&str] = &[
 
 /// Where a frame comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum FrameKind {
     /// Python code outside torch, the standard library and installed packages.
@@ -111,6 +112,37 @@ pub fn kind(frame: &Frame) -> FrameKind {
     FrameKind::User
 }
 
+/// The kinds in `repr(u8)` order, to read a class byte back.
+const KINDS: [FrameKind; 5] = [
+    FrameKind::User,
+    FrameKind::Library,
+    FrameKind::Torch,
+    FrameKind::Stdlib,
+    FrameKind::Native,
+];
+/// The class byte's bit for an omitted frame; the low bits are the kind.
+const OMITTED: u8 = 0x80;
+
+/// Every frame's class byte, computed once per frame table (`Stacks::frame_classes`).
+fn classes(stacks: &Stacks) -> &[u8] {
+    stacks.frame_classes(|frames| {
+        frames
+            .iter()
+            .map(|f| kind(f) as u8 | if is_omitted(f) { OMITTED } else { 0 })
+            .collect()
+    })
+}
+
+/// `kind` of an interned frame, classified once per frame table.
+pub fn kind_of(stacks: &Stacks, id: FrameId) -> FrameKind {
+    KINDS[(classes(stacks)[id.0 as usize] & !OMITTED) as usize]
+}
+
+/// `is_omitted` of an interned frame, classified once per frame table.
+pub fn is_omitted_id(stacks: &Stacks, id: FrameId) -> bool {
+    classes(stacks)[id.0 as usize] & OMITTED != 0
+}
+
 /// Whether a frame is internal (torch, stdlib or native) rather than user or library code.
 pub fn is_internal(frame: &Frame) -> bool {
     matches!(
@@ -129,11 +161,10 @@ pub fn is_hidden(frame: &Frame) -> bool {
 /// (code the user called into that is still not torch). Index into the stack's frame list.
 pub fn top_user_frame(stacks: &Stacks, stack: StackId) -> Option<usize> {
     let frames = stacks.stack(stack);
-    let kinds: Vec<FrameKind> = frames.iter().map(|f| kind(stacks.frame(*f))).collect();
-    kinds
-        .iter()
-        .position(|k| *k == FrameKind::User)
-        .or_else(|| kinds.iter().position(|k| *k == FrameKind::Library))
+    let kind_at = |i: usize| kind_of(stacks, frames[i]);
+    (0..frames.len())
+        .find(|&i| kind_at(i) == FrameKind::User)
+        .or_else(|| (0..frames.len()).find(|&i| kind_at(i) == FrameKind::Library))
 }
 
 /// Native frames of the allocation path itself, the same in every stack: a label skips them to
@@ -150,12 +181,22 @@ pub fn label(stacks: &Stacks, stack: Option<StackId>) -> String {
     if let Some(k) = top_user_frame(stacks, s) {
         return format(stacks.frame(stacks.stack(s)[k]));
     }
-    let visible = || stacks.frames_of(s).filter(|f| !is_omitted(f));
+    let visible = || {
+        stacks
+            .stack(s)
+            .iter()
+            .filter(|&&f| !is_omitted_id(stacks, f))
+    };
     visible()
-        .find(|f| kind(f) != FrameKind::Native)
-        .or_else(|| visible().find(|f| !ALLOCATION_PATH.iter().any(|p| f.name.contains(p))))
+        .find(|&&f| kind_of(stacks, f) != FrameKind::Native)
+        .or_else(|| {
+            visible().find(|&&f| {
+                let name = &stacks.frame(f).name;
+                !ALLOCATION_PATH.iter().any(|p| name.contains(p))
+            })
+        })
         .or_else(|| visible().next())
-        .map(|f| format!("{} (no user frame)", format(f)))
+        .map(|&f| format!("{} (no user frame)", format(stacks.frame(f))))
         .unwrap_or_else(|| "<empty stack>".into())
 }
 
@@ -167,8 +208,10 @@ pub fn format(frame: &Frame) -> String {
 /// The stack's frames, innermost first, without omitted frames when `filter` is set.
 pub fn visible_frames(stacks: &Stacks, stack: StackId, filter: bool) -> Vec<&Frame> {
     stacks
-        .frames_of(stack)
-        .filter(|f| !filter || !is_omitted(f))
+        .stack(stack)
+        .iter()
+        .filter(|&&f| !filter || !is_omitted_id(stacks, f))
+        .map(|&f| stacks.frame(f))
         .collect()
 }
 
@@ -303,5 +346,36 @@ mod tests {
             ]
         );
         assert_eq!(format_stack(&s, full, true).len(), 4);
+    }
+
+    #[test]
+    fn interned_classes_equal_the_frames_own_and_follow_new_frames() {
+        let mut s = Stacks::new();
+        let frames = [
+            fr("/root/proj/model.py", 3, "forward"),
+            fr(
+                "/opt/env/lib/python3.10/site-packages/torch/nn/modules/module.py",
+                1,
+                "_call",
+            ),
+            fr(
+                "/opt/env/lib/python3.10/site-packages/einops/einops.py",
+                1,
+                "rearrange",
+            ),
+            fr("<frozen runpy>", 88, "_run_code"),
+            fr("??", 0, "torch::unwind::unwind()"),
+            fr("/src/Objects/call.c", 0, "x"),
+        ];
+        let ids: Vec<FrameId> = frames.iter().cloned().map(|f| s.push_frame(f)).collect();
+        for (f, &id) in frames.iter().zip(&ids) {
+            assert_eq!(kind_of(&s, id), kind(f), "{f:?}");
+            assert_eq!(is_omitted_id(&s, id), is_omitted(f), "{f:?}");
+        }
+        // A frame added after the table was classified is classified too.
+        let late = fr("/usr/lib/python3.11/json/__init__.py", 1, "dumps");
+        let id = s.push_frame(late.clone());
+        assert_eq!(kind_of(&s, id), FrameKind::Stdlib);
+        assert_eq!(kind_of(&s, ids[0]), FrameKind::User);
     }
 }

@@ -38,6 +38,10 @@ pub struct Frame {
 pub struct Stacks {
     frames: Vec<Frame>,
     stacks: Vec<Box<[FrameId]>>,
+    /// One byte per frame that `analysis::frames` derives from the frame alone (its kind and
+    /// whether it is omitted), computed on first use: every block's label classifies every
+    /// frame of its stack, and the same few thousand frames recur in thousands of stacks.
+    classes: std::sync::OnceLock<Box<[u8]>>,
 }
 
 impl Stacks {
@@ -48,6 +52,7 @@ impl Stacks {
     /// Adds a frame and returns its id. Callers that intern (the reader, the allocator model)
     /// keep their own map from source identity to id; this table does not deduplicate.
     pub fn push_frame(&mut self, frame: Frame) -> FrameId {
+        self.classes = std::sync::OnceLock::new();
         self.frames.push(frame);
         FrameId((self.frames.len() - 1) as u32)
     }
@@ -84,6 +89,12 @@ impl Stacks {
 
     pub fn all_stacks(&self) -> &[Box<[FrameId]>] {
         &self.stacks
+    }
+
+    /// A byte per frame, made by `compute` over all frames the first time it is asked for and
+    /// kept until a frame is added (`analysis::frames` keeps each frame's class here).
+    pub fn frame_classes(&self, compute: impl FnOnce(&[Frame]) -> Box<[u8]>) -> &[u8] {
+        self.classes.get_or_init(|| compute(&self.frames))
     }
 }
 
