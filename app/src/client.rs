@@ -204,6 +204,7 @@ impl WorkerClient {
         };
         match envelope.body {
             Response::Ready => {
+                crate::perf::mark(crate::perf::WORKER_READY);
                 let mut inner = self.inner.borrow_mut();
                 inner.ready = true;
                 for message in std::mem::take(&mut inner.queued) {

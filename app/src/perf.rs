@@ -15,6 +15,8 @@ pub const FILE_CHOSEN: &str = "memsnap:file-chosen";
 pub const FIRST_PAINT: &str = "memsnap:first-paint";
 /// The measure between the two.
 pub const LOAD_TO_FIRST_PAINT: &str = "memsnap:load-to-first-paint";
+/// Marked in the page when its worker says it is ready (the benchmark's fresh pages wait on it).
+pub const WORKER_READY: &str = "memsnap:worker-ready";
 /// One measure per timeline redraw (the canvas work only).
 pub const TIMELINE_DRAW: &str = "memsnap:timeline-draw";
 /// Prefix of the measures of worker requests, sent to answered (`memsnap:request:Timeline`):

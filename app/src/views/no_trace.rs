@@ -6,8 +6,14 @@ use leptos::prelude::*;
 
 #[component]
 pub fn NoTrace() -> impl IntoView {
-    // This line is the timeline's first paint for such a file (the benchmark waits on it).
-    Effect::new(move |_| crate::perf::painted(crate::perf::View::Timeline));
+    // This line is the timeline's first paint for such a file, and for the next such file
+    // opened while it stays (the benchmark waits on it).
+    let state = expect_context::<crate::state::AppState>();
+    Effect::new(move |_| {
+        if state.file.with(|f| f.is_some()) {
+            crate::perf::painted(crate::perf::View::Timeline);
+        }
+    });
     view! {
         <section class="panel no-trace" data-testid="no-trace">
             <strong>"No trace"</strong>

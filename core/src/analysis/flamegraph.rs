@@ -46,27 +46,41 @@ const NO_STACK: &str = "<no stack>";
 /// would have no frame (and folded stacks, which have no line for the root, would lose them).
 pub const ALL_HIDDEN: &str = "<hidden frames only>";
 
+/// The tree as it is built: nodes name a text by id, so a frame is formatted once however many
+/// allocations pass through it, and a child is found by `(parent, text id)`.
 #[derive(Default)]
 struct Builder {
-    names: Vec<String>,
+    texts: Vec<String>,
+    text_ids: HashMap<String, u32>,
+    names: Vec<u32>,
     values: Vec<u64>,
     children: Vec<Vec<usize>>,
-    index: HashMap<(usize, String), usize>,
+    index: HashMap<(usize, u32), usize>,
 }
 
 impl Builder {
-    fn node(&mut self, name: String) -> usize {
+    fn text(&mut self, text: String) -> u32 {
+        if let Some(&id) = self.text_ids.get(&text) {
+            return id;
+        }
+        let id = self.texts.len() as u32;
+        self.texts.push(text.clone());
+        self.text_ids.insert(text, id);
+        id
+    }
+
+    fn node(&mut self, name: u32) -> usize {
         self.names.push(name);
         self.values.push(0);
         self.children.push(Vec::new());
         self.names.len() - 1
     }
 
-    fn child(&mut self, parent: usize, name: String) -> usize {
-        if let Some(&c) = self.index.get(&(parent, name.clone())) {
+    fn child(&mut self, parent: usize, name: u32) -> usize {
+        if let Some(&c) = self.index.get(&(parent, name)) {
             return c;
         }
-        let c = self.node(name.clone());
+        let c = self.node(name);
         self.children[parent].push(c);
         self.index.insert((parent, name), c);
         c
@@ -76,12 +90,16 @@ impl Builder {
         let mut children: Vec<Node> = self.children[n].iter().map(|&c| self.finish(c)).collect();
         children.sort_by(|a, b| b.value.cmp(&a.value).then(a.name.cmp(&b.name)));
         Node {
-            name: self.names[n].clone(),
+            name: self.texts[self.names[n] as usize].clone(),
             value: self.values[n],
             children,
         }
     }
 }
+
+/// Per frame id, once: whether `keep` keeps it, and its text's id.
+const UNSEEN: u32 = u32::MAX;
+const DROPPED: u32 = u32::MAX - 1;
 
 pub fn flamegraph(snap: &Snapshot, tl: &Timeline, opts: Options) -> Node {
     let trace_len = tl.allocations.trace_len;
@@ -119,7 +137,7 @@ pub fn live_weight(a: &Allocation, point: Option<usize>, trace_len: usize) -> u6
 
 /// The tree over `allocations`, each weighing `weight` (0: left out), keeping only the frames
 /// `keep` accepts (the viewer hides torch internals and the standard library this way, and
-/// weighs by the part of a lifetime inside its time range).
+/// weighs by the part of a lifetime inside its time range). `keep` is asked once per frame.
 pub fn flamegraph_by(
     snap: &Snapshot,
     allocations: &[Allocation],
@@ -127,7 +145,12 @@ pub fn flamegraph_by(
     keep: impl Fn(&Frame) -> bool,
 ) -> Node {
     let mut b = Builder::default();
-    let root = b.node("all".to_string());
+    let all = b.text("all".to_string());
+    let no_stack = b.text(NO_STACK.to_string());
+    let all_hidden = b.text(ALL_HIDDEN.to_string());
+    let root = b.node(all);
+    // Frame id -> text id, or DROPPED, filled as frames are first met.
+    let mut frame_text = vec![UNSEEN; snap.stacks.frame_count()];
     for a in allocations {
         let w = weight(a);
         if w == 0 {
@@ -137,20 +160,29 @@ pub fn flamegraph_by(
         let mut at = root;
         match a.stack {
             None => {
-                at = b.child(at, NO_STACK.to_string());
+                at = b.child(at, no_stack);
                 b.values[at] += w;
             }
             Some(s) => {
                 for f in snap.stacks.stack(s).iter().rev() {
-                    let frame = snap.stacks.frame(*f);
-                    if !keep(frame) {
+                    let slot = &mut frame_text[f.0 as usize];
+                    if *slot == UNSEEN {
+                        let frame = snap.stacks.frame(*f);
+                        *slot = if keep(frame) {
+                            b.text(format(frame))
+                        } else {
+                            DROPPED
+                        };
+                    }
+                    let text = *slot;
+                    if text == DROPPED {
                         continue;
                     }
-                    at = b.child(at, format(frame));
+                    at = b.child(at, text);
                     b.values[at] += w;
                 }
                 if at == root {
-                    at = b.child(at, ALL_HIDDEN.to_string());
+                    at = b.child(at, all_hidden);
                     b.values[at] += w;
                 }
             }

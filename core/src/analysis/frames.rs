@@ -47,15 +47,26 @@ pub enum FrameKind {
 }
 
 /// Paths compared with forward slashes, so Windows paths classify the same.
-fn norm(path: &str) -> String {
-    path.replace('\\', "/")
+fn norm(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.contains('\\') {
+        path.replace('\\', "/").into()
+    } else {
+        path.into()
+    }
 }
 
 /// True for frames MemoryViz.js drops from stacks it prints.
 pub fn is_omitted(frame: &Frame) -> bool {
-    let name = &*frame.name;
-    let file = norm(&frame.filename);
-    OMIT_NAMES.iter().any(|n| name.contains(n)) || OMIT_FILES.iter().any(|f| file.contains(f))
+    name_is_omitted(&frame.name) || file_is_omitted(&norm(&frame.filename))
+}
+
+fn name_is_omitted(name: &str) -> bool {
+    OMIT_NAMES.iter().any(|n| name.contains(n))
+}
+
+/// `file` as `norm` made it.
+fn file_is_omitted(file: &str) -> bool {
+    OMIT_FILES.iter().any(|f| file.contains(f))
 }
 
 fn is_python_file(file: &str) -> bool {
@@ -92,11 +103,15 @@ fn in_stdlib(file: &str) -> bool {
 }
 
 pub fn kind(frame: &Frame) -> FrameKind {
-    let file = norm(&frame.filename);
-    if !is_python_file(&file) {
+    file_kind(&norm(&frame.filename))
+}
+
+/// A frame's kind depends on its file name only (`file` as `norm` made it).
+fn file_kind(file: &str) -> FrameKind {
+    if !is_python_file(file) {
         return FrameKind::Native;
     }
-    if let Some(pkg) = in_packages(&file) {
+    if let Some(pkg) = in_packages(file) {
         return if pkg.starts_with("torch/") {
             FrameKind::Torch
         } else {
@@ -106,7 +121,7 @@ pub fn kind(frame: &Frame) -> FrameKind {
     if file.starts_with("torch/") || file.contains("/pytorch/torch/") {
         return FrameKind::Torch;
     }
-    if in_stdlib(&file) {
+    if in_stdlib(file) {
         return FrameKind::Stdlib;
     }
     FrameKind::User
@@ -123,12 +138,27 @@ const KINDS: [FrameKind; 5] = [
 /// The class byte's bit for an omitted frame; the low bits are the kind.
 const OMITTED: u8 = 0x80;
 
-/// Every frame's class byte, computed once per frame table (`Stacks::frame_classes`).
+/// Every frame's class byte, computed once per frame table (`Stacks::frame_classes`). A
+/// reader's frames share their strings (`Arc<str>`s interned by content), and a few thousand
+/// frames name a few hundred files: each distinct file and name is classified once, by
+/// address (strings not shared are classified once per copy, to the same result).
 fn classes(stacks: &Stacks) -> &[u8] {
+    use std::collections::HashMap;
     stacks.frame_classes(|frames| {
+        let mut files: HashMap<*const u8, u8> = HashMap::new();
+        let mut names: HashMap<*const u8, bool> = HashMap::new();
         frames
             .iter()
-            .map(|f| kind(f) as u8 | if is_omitted(f) { OMITTED } else { 0 })
+            .map(|f| {
+                let file = *files.entry(f.filename.as_ptr()).or_insert_with(|| {
+                    let file = norm(&f.filename);
+                    file_kind(&file) as u8 | if file_is_omitted(&file) { OMITTED } else { 0 }
+                });
+                let name = *names
+                    .entry(f.name.as_ptr())
+                    .or_insert_with(|| name_is_omitted(&f.name));
+                file | if name { OMITTED } else { 0 }
+            })
             .collect()
     })
 }
