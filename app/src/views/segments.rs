@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use leptos::html;
 use leptos::prelude::*;
+use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::JsCast;
 
 use super::size::size;
@@ -83,10 +84,19 @@ pub fn SegmentView() -> impl IntoView {
     });
     Effect::new(move |_| {
         state.segments.track();
-        if let Some(el) = scroller.get() {
-            el.set_scroll_top(0);
+        // Back to the top, touching the scroll box only when it was scrolled (each touch makes
+        // the browser lay the page out at once: 7 ms on a first paint), and its height measured
+        // after the frame rather than in the middle of building it.
+        if scroll_top.get_untracked() != 0.0 {
+            if let Some(el) = scroller.get() {
+                el.set_scroll_top(0);
+            }
+            scroll_top.set(0.0);
         }
-        measure();
+        let after_frame = Closure::once_into_js(measure);
+        if let Some(w) = web_sys::window() {
+            let _ = w.request_animation_frame(after_frame.unchecked_ref());
+        }
         if state.segments.with_untracked(|v| v.is_some()) {
             perf::painted(perf::View::Segments);
         }

@@ -2,8 +2,8 @@
 //! tier and compiles a function's optimised code only once it has run a while, so the first
 //! parse in a fresh worker ran 2–4× slower than later ones (`scripts/bench.sh`'s page step:
 //! cs336-c-medium512-training at 42 MB/s first, 96 MB/s after). While the user picks a file,
-//! the worker parses and indexes the bundled example a few times and answers the first paint's
-//! requests on it, one pass per task so a request that arrives meanwhile waits for one pass at
+//! the worker parses and indexes a CPython-made snapshot a few times and answers the first
+//! paint's requests on it, one pass per task so a request that arrives meanwhile waits for one pass at
 //! most (a few ms).
 
 use memsnap_core::snapshot;
@@ -14,40 +14,17 @@ use crate::analysis_protocol::{EntryRange, TimelineRequest};
 use crate::protocol::Request;
 use crate::viewmodel::{answer, file_summary, Analyses};
 
-/// The bundled example (5 kB), the same bytes the page's "Open the example" loads.
-const EXAMPLE: &[u8] = include_bytes!("../../assets/example.pickle");
-/// Passes over the warm-up input: in node, 5 brought the next parse of a 3.9 MB snapshot from
-/// 98 to 25 ms.
-const PASSES: u32 = 8;
-/// The warm-up input is the example with its trace this many times over: V8 optimises a
-/// function once it has run long enough, and 67 entries a pass left the first real file's
-/// parse at twice the warm speed (scripts/profile_page.py, cold against warm opens).
-const REPLICAS: usize = 30;
-
-thread_local! {
-    static INPUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
+/// A CPython pickle of a `capture` run (scripts/make-warm-up.sh, 180 kB): real files are
+/// CPython pickles, and warming up on memsnap's own writer's opcodes (the bundled example's
+/// trace 30 times over) left the first real file's parse at twice its warm time
+/// (scripts/profile_page.py, cold against warm opens).
+const INPUT: &[u8] = include_bytes!("../../assets/warm-up.pickle");
+/// Passes over it: in node, 5 brought the next parse of a 3.9 MB snapshot from 98 to 25 ms.
+const PASSES: u32 = 6;
 
 /// Starts the passes; call once when the worker starts.
 pub fn start() {
-    INPUT.with(|i| *i.borrow_mut() = input());
     schedule(PASSES);
-}
-
-/// The example, its trace repeated `REPLICAS` times, pickled again (`snapshot::write`).
-fn input() -> Vec<u8> {
-    let Ok(mut snap) = snapshot::read(EXAMPLE) else {
-        return EXAMPLE.to_vec();
-    };
-    if let Some(traces) = snap.device_traces.as_mut() {
-        for t in traces.iter_mut() {
-            let one = t.clone();
-            for _ in 1..REPLICAS {
-                t.extend(one.iter().cloned());
-            }
-        }
-    }
-    snapshot::write(&snap)
 }
 
 fn schedule(left: u32) {
@@ -55,7 +32,9 @@ fn schedule(left: u32) {
         return;
     }
     let next = Closure::once_into_js(move || {
+        let started = crate::perf::now();
         pass();
+        crate::perf::measure_since(crate::perf::WORKER_WARM_UP, started);
         schedule(left - 1);
     });
     if let Err(e) = super::scope()
@@ -68,11 +47,10 @@ fn schedule(left: u32) {
 /// One parse and index of the example and the first paint's two answers (segments and the
 /// timeline), thrown away.
 fn pass() {
-    let parsed = INPUT.with(|i| snapshot::read(&i.borrow()));
-    match parsed {
+    match snapshot::read(INPUT) {
         Ok(snap) => {
             let mut cache = Analyses::new();
-            let summary = file_summary(&snap, &mut cache, "example.pickle", 0, 0.0);
+            let summary = file_summary(&snap, &mut cache, "warm-up.pickle", 0, 0.0);
             let device = summary.opening_device().unwrap_or(0);
             let entries = snap.trace(usize::try_from(device).unwrap_or(0)).len() as u64;
             let requests = [

@@ -1,0 +1,47 @@
+//! The worker's warm-up input (app/assets/warm-up.pickle, scripts/make-warm-up.sh) is a
+//! snapshot the reader takes, with a trace long enough for V8 to optimise the code it runs
+//! and the first paint's answers built from it: a stale or broken asset would leave every
+//! first file cold without any error the user sees (the worker only logs it).
+
+use memsnap_app::analysis_protocol::{EntryRange, TimelineRequest};
+use memsnap_app::protocol::{Request, Response};
+use memsnap_app::viewmodel::{answer, file_summary, Analyses};
+
+#[test]
+fn warm_up_input_reads_and_answers_the_first_paint() {
+    let bytes = include_bytes!("../assets/warm-up.pickle");
+    let snap = memsnap_core::snapshot::read(bytes).expect("the warm-up input reads");
+    let mut cache = Analyses::new();
+    let summary = file_summary(&snap, &mut cache, "warm-up.pickle", bytes.len() as u64, 0.0);
+    let device = summary.opening_device().expect("a device");
+    let entries = snap.trace(device as usize).len() as u64;
+    assert!(entries >= 2000, "only {entries} trace entries");
+    assert!(
+        summary.warnings.is_empty(),
+        "warnings: {:?}",
+        summary.warnings
+    );
+    match answer(&snap, &mut cache, &Request::Segments { device }) {
+        Response::Segments(v) => assert!(!v.segments.is_empty()),
+        other => panic!("segments: {other:?}"),
+    }
+    let timeline = Request::Timeline(TimelineRequest {
+        device,
+        range: EntryRange {
+            start: 0,
+            end: entries,
+        },
+        width: 1000,
+        height: 226,
+    });
+    match answer(&snap, &mut cache, &timeline) {
+        Response::Timeline(v) => assert!(v.y_max > 0),
+        other => panic!("timeline: {other:?}"),
+    }
+    // A CPython pickle (memo entries past 256 are fetched with LONG_BINGET, which
+    // memsnap's writer, memoising only strings and frames, never needs on a file this size).
+    assert!(
+        memsnap_core::snapshot::write(&snap) != bytes.to_vec(),
+        "the asset is memsnap's own writer's output, not CPython's"
+    );
+}
