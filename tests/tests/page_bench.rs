@@ -225,6 +225,11 @@ async fn bench_file(c: &Client, url: &str, path: &Path, runs: usize, native_runs
     let (page_wasm, js_heap) = perf::page_memory(c).await;
     rec["page_memory"] = json!(page_wasm);
     rec["js_heap"] = json!(js_heap);
+    // What the page holds, without the garbage a collection would free (strings the views
+    // handed over while drawing, replaced views): `js_heap` depends on when V8 last collected.
+    if memsnap_tests::web::cdp::collect_garbage(c).await.is_ok() {
+        rec["js_heap_settled"] = json!(perf::page_memory(c).await.1);
+    }
     if name == ZOOM_FILE {
         eprintln!("page_bench: {name}: zooming and panning");
         let zoom = perf::zoom_and_pan(c, 20).await;
@@ -240,8 +245,18 @@ async fn bench_file(c: &Client, url: &str, path: &Path, runs: usize, native_runs
 fn print_table(records: &[Value]) {
     let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     eprintln!(
-        "page_bench: {:<40} {:>7} {:>8} {:>8} {:>6} {:>7} {:>8} {:>8} {:>8} {:>9}",
-        "file", "MB", "native", "worker", "×nat", "read", "MB/s", "paint1", "paintN", "memory MB"
+        "page_bench: {:<40} {:>7} {:>8} {:>8} {:>6} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "file",
+        "MB",
+        "native",
+        "worker",
+        "×nat",
+        "read",
+        "MB/s",
+        "paint1",
+        "paintN",
+        "memory MB",
+        "settled"
     );
     let (mut bytes, mut worker, mut native) = (0.0, 0.0, 0.0);
     for r in records.iter().filter(|r| r["outcome"] == "opened") {
@@ -252,8 +267,9 @@ fn print_table(records: &[Value]) {
             f(&r["wasm_read_ms"]),
         );
         let memory = f(&r["worker_memory"]) + f(&r["page_memory"]) + f(&r["js_heap"]);
+        let settled = f(&r["worker_memory"]) + f(&r["page_memory"]) + f(&r["js_heap_settled"]);
         eprintln!(
-            "page_bench: {:<40} {:>7.2} {:>8.1} {:>8.1} {:>6.2} {:>7.1} {:>8.0} {:>8.1} {:>8.1} {:>9.1}",
+            "page_bench: {:<40} {:>7.2} {:>8.1} {:>8.1} {:>6.2} {:>7.1} {:>8.0} {:>8.1} {:>8.1} {:>9.1} {:>9.1}",
             r["file"].as_str().unwrap_or("?"),
             mb,
             nat,
@@ -264,12 +280,35 @@ fn print_table(records: &[Value]) {
             f(&r["load_to_first_paint_ms"]),
             f(&r["first_paint_warm_ms"]),
             memory / 1e6,
+            settled / 1e6,
         );
         if !r["file"].as_str().unwrap_or("").starts_with("large-") {
             bytes += mb;
             worker += read + wasm;
             native += nat;
         }
+    }
+    for r in records.iter().filter(|r| r["zoom"].is_object()) {
+        let p95 = |k: &str| {
+            let mut v: Vec<f64> = r["zoom"][k]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                .unwrap_or_default();
+            v.sort_by(f64::total_cmp);
+            v.get((v.len() * 95 / 100).min(v.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
+        eprintln!(
+            "page_bench: {} timeline, p95 ms: zoom step {:.1}, pan step {:.1}, request {:.1}, \
+             draw {:.1}, zoom step landing during a background analysis {:.1}",
+            r["file"].as_str().unwrap_or("?"),
+            p95("zoom_ms"),
+            p95("pan_ms"),
+            p95("request_ms"),
+            p95("draw_ms"),
+            p95("during_background_ms"),
+        );
     }
     eprintln!(
         "page_bench: real fixtures together: {:.1} MB, worker read + parse + index {:.0} MB/s, \

@@ -199,6 +199,14 @@ const durations = (name, since) => performance.getEntriesByName(name).filter(e =
     mo.observe(cv, {attributes: true, attributeFilter: ['data-drawn']});
     setTimeout(() => { mo.disconnect(); resolve(null); }, 20000);
   });
+  // Steps that land while a background analysis runs: after each, a pause past the page's
+  // idle delay (150 ms) sends the views' background requests for the new range (flame graph,
+  // anomalies, ...), and the next wheel step comes while the worker is on one of them.
+  const during_background_ms = [];
+  for (let i = 0; i < steps / 2; i++) {
+    await new Promise(r => setTimeout(r, 170));
+    during_background_ms.push(await step(() => ev('wheel', x, {deltaY: i % 2 ? 100 : -100})));
+  }
   const requests = {};
   for (const e of performance.getEntriesByType('measure')) {
     if (e.startTime >= t0 && e.name.startsWith('memsnap:request:')) {
@@ -206,7 +214,7 @@ const durations = (name, since) => performance.getEntriesByName(name).filter(e =
       (requests[k] = requests[k] || []).push(Math.round(e.duration * 10) / 10);
     }
   }
-  done({requests, zoom_ms, pan_ms, draw_ms, request_ms, burst_frame_ms: frames, burst_settle_ms: settled,
+  done({requests, zoom_ms, pan_ms, draw_ms, request_ms, burst_frame_ms: frames, burst_settle_ms: settled, during_background_ms,
         burst_draw_ms: durations('memsnap:timeline-draw', b0), range: want()});
 })();
 "#;
