@@ -3,9 +3,8 @@
 //! and the first paint's answers built from it: a stale or broken asset would leave every
 //! first file cold without any error the user sees (the worker only logs it).
 
-use memsnap_app::analysis_protocol::{EntryRange, TimelineRequest};
-use memsnap_app::protocol::{Request, Response};
-use memsnap_app::viewmodel::{answer, file_summary, Analyses};
+use memsnap_app::protocol::Response;
+use memsnap_app::viewmodel::{answer, file_summary, first_paint_requests, Analyses};
 
 #[test]
 fn warm_up_input_reads_and_answers_the_first_paint() {
@@ -21,19 +20,11 @@ fn warm_up_input_reads_and_answers_the_first_paint() {
         "warnings: {:?}",
         summary.warnings
     );
-    match answer(&snap, &mut cache, &Request::Segments { device }) {
+    let [segments, timeline] = first_paint_requests(&snap, device);
+    match answer(&snap, &mut cache, &segments) {
         Response::Segments(v) => assert!(!v.segments.is_empty()),
         other => panic!("segments: {other:?}"),
     }
-    let timeline = Request::Timeline(TimelineRequest {
-        device,
-        range: EntryRange {
-            start: 0,
-            end: entries,
-        },
-        width: 1000,
-        height: 226,
-    });
     match answer(&snap, &mut cache, &timeline) {
         Response::Timeline(v) => assert!(v.y_max > 0),
         other => panic!("timeline: {other:?}"),

@@ -3,10 +3,8 @@
 
 use memsnap_core::snapshot::read;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, wait_until};
-use memsnap_tests::web::server::StaticServer;
 
 #[tokio::test(flavor = "current_thread")]
 async fn bad_file_shows_error_and_keeps_view() {
@@ -25,12 +23,10 @@ async fn bad_file_shows_error_and_keeps_view() {
     let truncated = scratch.join("truncated.pickle");
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &good).await;
     page::wait_shown(c, "tiny.pickle", &want).await;
 
@@ -73,6 +69,6 @@ async fn bad_file_shows_error_and_keeps_view() {
         }
     })
     .await;
-    browser.close().await;
+    site.browser.close().await;
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -5,10 +5,8 @@
 use fantoccini::{Client, Locator};
 use memsnap_core::analysis::compare::compare;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 
 const BEFORE: &str = "cs336-c-medium128-inference.pickle";
 const AFTER: &str = "cs336-c-medium512-training.pickle";
@@ -65,12 +63,10 @@ async fn before_after_shows_core_compare() {
     let (before, after) = (page::load(&before_path), page::load(&after_path));
     let want = compare(&before, &after, 0);
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &after_path).await;
     page::wait_file_name(c, AFTER).await;
     pick_before(c, &before_path).await;
@@ -136,5 +132,5 @@ async fn before_after_shows_core_compare() {
     .await;
     let (b, a) = wait_until("peak row", || row(c, "peak-allocated")).await;
     assert_eq!(b, a);
-    browser.close().await;
+    site.browser.close().await;
 }

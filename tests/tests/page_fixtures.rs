@@ -5,10 +5,8 @@ use std::collections::HashMap;
 
 use fantoccini::Locator;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid};
-use memsnap_tests::web::server::StaticServer;
 
 #[tokio::test(flavor = "current_thread")]
 async fn real_fixtures_show_core_numbers() {
@@ -21,12 +19,10 @@ async fn real_fixtures_show_core_numbers() {
         "want at least five fixtures, found {}",
         files.len()
     );
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
 
     for file in &files {
         let name = file
@@ -92,5 +88,5 @@ async fn real_fixtures_show_core_numbers() {
         page::scroll_to(c, "segment-view").await;
         page::screenshot(c, &format!("fixture-{}", name.replace('.', "_"))).await;
     }
-    browser.close().await;
+    site.browser.close().await;
 }

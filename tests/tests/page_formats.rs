@@ -14,10 +14,8 @@ use std::path::Path;
 use fantoccini::Client;
 use memsnap_core::analysis::pools::pool_totals;
 use memsnap_core::snapshot;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 use memsnap_tests::{fixtures, python};
 
 async fn open(c: &Client, path: &Path, snap: &snapshot::Snapshot) {
@@ -61,12 +59,10 @@ async fn legacy_json_and_private_pools() {
     let pooled_path = dir.join("graph-pool.pickle");
     std::fs::write(&pooled_path, snapshot::write(&pooled)).unwrap();
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
 
     // Legacy JSON: the largest live block's stack is its history's, with its history listed.
     open(c, &legacy_json, &legacy_snap).await;
@@ -187,5 +183,5 @@ async fn legacy_json_and_private_pools() {
     let text = stack_showing(c, "private (1, 7)").await;
     assert!(text.contains("not ordinary"), "{text}");
     page::screenshot(c, "formats-private-pool").await;
-    browser.close().await;
+    site.browser.close().await;
 }

@@ -6,10 +6,8 @@
 
 use memsnap_core::analysis::summary::HostSummary;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until, Expected};
-use memsnap_tests::web::server::StaticServer;
 
 #[tokio::test(flavor = "current_thread")]
 async fn host_memory_is_its_own_device() {
@@ -31,12 +29,10 @@ async fn host_memory_is_its_own_device() {
     let want_cuda = page::expected_on(&snap, 0);
     assert_ne!(want_host, want_cuda);
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &file).await;
     let name = file.file_name().unwrap().to_str().unwrap().to_string();
     page::wait_file_name(c, &name).await;
@@ -74,5 +70,5 @@ async fn host_memory_is_its_own_device() {
     page::screenshot(c, "host-memory").await;
     page::scroll_to(c, "whatif-host").await;
     page::screenshot(c, "host-memory-whatif").await;
-    browser.close().await;
+    site.browser.close().await;
 }

@@ -3,10 +3,8 @@
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
 use memsnap_core::snapshot::Snapshot;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 
 /// `filename:line:name` of every frame of the block at `address` on `device`, if it has any.
 fn frames_at(s: &Snapshot, device: i64, address: u64) -> Option<Vec<String>> {
@@ -42,12 +40,10 @@ async fn hovering_a_block_shows_its_frames() {
     let snapshot = page::load(&file);
     let device = snapshot.devices().first().copied().unwrap_or(0);
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &file).await;
     page::wait_shown(
         c,
@@ -103,5 +99,5 @@ async fn hovering_a_block_shows_its_frames() {
         );
     }
     page::screenshot(c, "hover-stack").await;
-    browser.close().await;
+    site.browser.close().await;
 }

@@ -9,10 +9,8 @@ use fantoccini::Client;
 use memsnap_app::size_limit::MAX_FILE_BYTES;
 use memsnap_core::snapshot::validate;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, wait_until, Expected};
-use memsnap_tests::web::server::StaticServer;
 
 /// A truncated file, two refused opcodes (GLOBAL, REDUCE) and three wrong types.
 const ERRORS: [&str; 6] = [
@@ -81,12 +79,10 @@ async fn malformed_files_show_errors_or_warnings_and_keep_the_view() {
     let want = page::expected(&good_snapshot);
     assert!(want.segments > 0, "{good_name} has no segments to compare");
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &good).await;
     page::wait_shown(c, &good_name, &want).await;
     assert_eq!(
@@ -158,6 +154,6 @@ async fn malformed_files_show_errors_or_warnings_and_keep_the_view() {
     if validate(&good_snapshot).is_empty() {
         assert!(page::text(c, "load-warnings").await.is_err());
     }
-    browser.close().await;
+    site.browser.close().await;
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -7,10 +7,8 @@ use fantoccini::Client;
 use memsnap_core::analysis::oom::explain_ooms;
 use memsnap_tests::built;
 use memsnap_tests::fixtures::scratch;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 
 /// `(attribute, value)` of every element matching `css`, in page order.
 async fn rows(c: &Client, css: &str, names: &[&str]) -> Vec<Vec<String>> {
@@ -40,12 +38,10 @@ async fn opens_on_the_oom_device_and_explains_it() {
         "the built file has a device 0 too"
     );
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &file).await;
     page::wait_file_name(c, "oom-cuda1.pickle").await;
 
@@ -141,5 +137,5 @@ async fn opens_on_the_oom_device_and_explains_it() {
     page::screenshot(c, "oom-panel").await;
     page::scroll_to(c, "segment-view").await;
     page::screenshot(c, "oom-segments").await;
-    browser.close().await;
+    site.browser.close().await;
 }

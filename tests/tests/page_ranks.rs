@@ -14,10 +14,8 @@ use memsnap_core::analysis::rank_summary::RankSummary;
 use memsnap_core::snapshot::{read, Snapshot};
 use memsnap_tests::fixtures;
 use memsnap_tests::rank_files;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 use serde_json::Value;
 
 /// Ranks in the folder: the last one corrupt. Enough to fill the pool several times over and
@@ -130,12 +128,10 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
         snapshots.insert(name, snap);
     }
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     // The folder picker (webkitdirectory); chromedriver uploads a folder sent to it.
     let how = page::pick_folder_or_files(c, &dir, &paths).await;
     eprintln!("opened the ranks through the {how}");

@@ -7,10 +7,8 @@
 
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 
 /// "16777216 B": five or more digits then " B".
 fn has_long_byte_count(text: &str) -> bool {
@@ -35,12 +33,10 @@ async fn no_trace_gives_up_the_timeline() {
     let Some(_) = fixtures::real_fixtures() else {
         return;
     };
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     for name in FILES {
         let path = fixtures::real_dir().join(name);
         let snap = page::load(&path);
@@ -110,5 +106,5 @@ async fn no_trace_gives_up_the_timeline() {
         page::scroll_to(c, "no-trace").await;
         page::screenshot(c, &format!("segment-only-{name}")).await;
     }
-    browser.close().await;
+    site.browser.close().await;
 }

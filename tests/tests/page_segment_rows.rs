@@ -9,10 +9,8 @@ use std::collections::HashMap;
 
 use fantoccini::Client;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 use serde_json::Value;
 
 async fn js(c: &Client, script: &str) -> Value {
@@ -57,12 +55,10 @@ async fn segment_rows_are_a_window_and_blocks_are_the_models() {
         }
     }
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &file).await;
     page::wait_shown(c, "cs336-a-2.7b-forward.pickle", &page::expected(&snapshot)).await;
     let view = page::find(c, "segment-view").await;
@@ -150,5 +146,5 @@ async fn segment_rows_are_a_window_and_blocks_are_the_models() {
     assert!(rows < 80, "{rows} rows after scrolling");
     check_blocks().await;
 
-    browser.close().await;
+    site.browser.close().await;
 }

@@ -7,10 +7,8 @@ use fantoccini::Client;
 use memsnap_core::analysis::diagnosis::diagnose_unplanned;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 
 /// (text, title) of every size inside the element with `id`, in page order.
 async fn sizes(c: &Client, id: &str) -> Result<Vec<(String, String)>, String> {
@@ -59,12 +57,10 @@ async fn sizes_read_in_units_with_exact_bytes_on_hover() {
         "{f:?}"
     );
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &path).await;
     page::wait_shown(c, "adam-small-settings.pickle", &want).await;
 
@@ -79,5 +75,5 @@ async fn sizes_read_in_units_with_exact_bytes_on_hover() {
     wait_sizes(c, "insight-releasable", &[f.releasable]).await;
     page::scroll_to(c, "insights").await;
     page::screenshot(c, "sizes").await;
-    browser.close().await;
+    site.browser.close().await;
 }

@@ -12,10 +12,8 @@ use memsnap_core::analysis::replay::{file_config, what_if, Start};
 use memsnap_core::analysis::state_at::state_at;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_tests::fixtures;
-use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
-use memsnap_tests::web::server::StaticServer;
 
 const FILE: &str = "cs336-d-fullstep.pickle";
 
@@ -71,12 +69,10 @@ async fn analysis_views_on_a_training_step() {
         .map(|f| format!("{}:{}:{}", f.filename, f.line, f.name))
         .collect();
 
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let Some(browser) = Browser::start().await else {
+    let Some(site) = page::Site::open(&dist).await else {
         return;
     };
-    let c = &browser.client;
-    c.goto(&server.url("")).await.expect("opening the page");
+    let c = &site.browser.client;
     page::pick_file(c, &file).await;
     page::wait_shown(c, FILE, &page::expected(&snapshot)).await;
 
@@ -273,5 +269,5 @@ async fn analysis_views_on_a_training_step() {
     .await;
     scroll_to(c, "anomalies").await;
     page::screenshot(c, "views-anomalies").await;
-    browser.close().await;
+    site.browser.close().await;
 }

@@ -18,7 +18,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::perf;
 use crate::protocol::{decode, encode, Envelope, Progress, Request, RequestId, Response, Stage};
-use crate::viewmodel::{answer, compare_view, file_summary, Analyses};
+use crate::viewmodel::{answer, compare_view, file_summary, first_paint_requests, Analyses};
 
 thread_local! {
     /// The open snapshot. A failed open leaves it as it was.
@@ -240,7 +240,6 @@ fn summarize(id: RequestId, name: &str, rank: u32, bytes: Vec<u8>) -> Result<Ran
 /// against the same calls natively.
 #[wasm_bindgen]
 pub fn memsnap_pipeline_ms(bytes: &[u8]) -> Vec<f64> {
-    use crate::analysis_protocol::{EntryRange, TimelineRequest};
     let t0 = perf::now();
     let Ok(mut snapshot) = memsnap_core::snapshot::read(bytes) else {
         return Vec::new();
@@ -250,16 +249,10 @@ pub fn memsnap_pipeline_ms(bytes: &[u8]) -> Vec<f64> {
     cache.host_device = snapshot.host_as_device();
     let summary = file_summary(&snapshot, &mut cache, "bench", bytes.len() as u64, 0.0);
     let t2 = perf::now();
-    let device = summary.opening_device().unwrap_or(0);
-    std::hint::black_box(answer(&snapshot, &mut cache, &Request::Segments { device }));
+    let [segments, timeline] =
+        first_paint_requests(&snapshot, summary.opening_device().unwrap_or(0));
+    std::hint::black_box(answer(&snapshot, &mut cache, &segments));
     let t3 = perf::now();
-    let end = usize::try_from(device).map_or(0, |d| snapshot.trace(d).len() as u64);
-    let timeline = Request::Timeline(TimelineRequest {
-        device,
-        range: EntryRange { start: 0, end },
-        width: 1000,
-        height: 226,
-    });
     std::hint::black_box(answer(&snapshot, &mut cache, &timeline));
     let t4 = perf::now();
     vec![t1 - t0, t2 - t1, t3 - t2, t4 - t3]

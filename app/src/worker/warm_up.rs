@@ -10,9 +10,7 @@ use memsnap_core::snapshot;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::analysis_protocol::{EntryRange, TimelineRequest};
-use crate::protocol::Request;
-use crate::viewmodel::{answer, file_summary, Analyses};
+use crate::viewmodel::{answer, file_summary, first_paint_requests, Analyses};
 
 /// A CPython pickle of a `capture` run (scripts/make-warm-up.sh, 180 kB): real files are
 /// CPython pickles, and warming up on memsnap's own writer's opcodes (the bundled example's
@@ -53,20 +51,7 @@ fn pass() {
             let mut cache = Analyses::new();
             let summary = file_summary(&snap, &mut cache, "warm-up.pickle", 0, 0.0);
             let device = summary.opening_device().unwrap_or(0);
-            let entries = snap.trace(usize::try_from(device).unwrap_or(0)).len() as u64;
-            let requests = [
-                Request::Segments { device },
-                Request::Timeline(TimelineRequest {
-                    device,
-                    range: EntryRange {
-                        start: 0,
-                        end: entries,
-                    },
-                    width: 1000,
-                    height: 226,
-                }),
-            ];
-            for r in &requests {
+            for r in &first_paint_requests(&snap, device) {
                 std::hint::black_box(answer(&snap, &mut cache, r));
             }
             std::hint::black_box(summary);

@@ -246,3 +246,24 @@ pub async fn wait_shown(c: &Client, file: &str, want: &Expected) {
     })
     .await
 }
+
+/// The built site served and a fresh browser on its page: what most page tests start from.
+pub struct Site {
+    pub server: crate::web::server::StaticServer,
+    pub browser: crate::web::browser::Browser,
+}
+
+impl Site {
+    /// Serves `dist` and opens its page; `None` (after the browser's own warning) when there is
+    /// no Chromium to run.
+    pub async fn open(dist: &Path) -> Option<Site> {
+        let server = crate::web::server::StaticServer::start(dist, &[]).expect("serving dist/");
+        let browser = crate::web::browser::Browser::start().await?;
+        browser
+            .client
+            .goto(&server.url(""))
+            .await
+            .expect("opening the page");
+        Some(Site { server, browser })
+    }
+}
