@@ -212,6 +212,9 @@ impl WorkerClient {
                 }
             }
             Response::Progress(p) => on_progress(p),
+            Response::WarmedUp { segments, timeline } => {
+                crate::views::warm_up(&segments, &timeline)
+            }
             body => {
                 // Take the callback out first: it may send new requests.
                 let reply = {

@@ -3,7 +3,7 @@
 //! to fit them). On a real fixture: the rows in the page stay a small window of the
 //! segments, scrolling to the end shows the last segment by size, and the blocks drawn are
 //! the segments' own (address, size, state from core's model). Hovering a block marks it
-//! and shows its stack.
+//! and shows its stack. Before the pick, the page has run its warm-up once.
 
 use std::collections::HashMap;
 
@@ -59,6 +59,20 @@ async fn segment_rows_are_a_window_and_blocks_are_the_models() {
         return;
     };
     let c = &site.browser.client;
+    // The worker's warm-up answers reach the page, which runs its first-paint code on them
+    // once (app/src/views/warm_up.rs).
+    wait_until("the page's warm-up", || async {
+        match js(
+            c,
+            "return performance.getEntriesByName('memsnap:page-warm-up').length;",
+        )
+        .await
+        {
+            Value::Number(n) if n.as_u64() == Some(1) => Ok(()),
+            other => Err(format!("{other}")),
+        }
+    })
+    .await;
     page::pick_file(c, &file).await;
     page::wait_shown(c, "cs336-a-2.7b-forward.pickle", &page::expected(&snapshot)).await;
     let view = page::find(c, "segment-view").await;

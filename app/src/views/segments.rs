@@ -322,6 +322,17 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
     }
 }
 
+/// The page's share of the warm-up (`views::warm_up`): the rows' HTML of the worker's
+/// warm-up segments, built and dropped, and their orders.
+pub(super) fn warm_up(v: &SegmentsView) {
+    for by in [SortBy::Size, SortBy::Address] {
+        std::hint::black_box(sorted(&v.segments, by));
+    }
+    for seg in &v.segments {
+        std::hint::black_box(blocks_html(seg));
+    }
+}
+
 /// One `data-testid="block"` element per block, positioned in percent of the segment, with
 /// its index (for the delegated hover), size, state and address.
 fn blocks_html(seg: &SegmentVm) -> String {
