@@ -77,12 +77,23 @@ def fmt(x, unit=""):
 
 
 GOAL_FIRST_PAINT_MS = 2000.0
-GOAL_WASM_VS_NATIVE = 2.0
+GOAL_WASM_VS_NATIVE = 1.5
 GOAL_FRAME_MS = 16.0
-GOAL_MEMORY_X = 3.0
+GOAL_MEMORY_X = 2.5
 # Figures the issue quotes, measured by their authors or earlier, not in this run.
 THEIR_MEMORYVIZ_MBS = "60–91 MB/s (MemoryViz.js bare unpickle; their figures, not this run)"
 THEIR_NEO_MEMORY = "35× (memviz-neo's JS heap; their figure, not this run)"
+# Issue 15: first paint at least this many times faster than pytorch.org's MemoryViz.js, whose
+# first paints (ms, one headless Chromium run on this machine, median of 5) are quoted from the
+# issue: MemoryViz.js is in no package, so the bench cannot run it.
+GOAL_VS_MEMORYVIZ_PAINT = 5.0
+THEIR_MEMORYVIZ_PAINT_MS = {
+    "cs336-a-2.7b-forward.pickle": 336,
+    "select-n-multidevice.pickle": 147,
+    "cs336-c-medium512-training.pickle": 979,
+    "cs336-d-fullstep.pickle": 1166,
+    "large-100mb.pickle": 11288,
+}
 
 
 def pct(v, q):
@@ -104,10 +115,17 @@ def page_rows(page, rows, checks, lines_after):
         native = native / 1e3 if native else None
         ratio = wasm / native if native else None
         mem = f.get("worker_memory", 0) + f.get("page_memory", 0) + f.get("js_heap", 0)
+        settled = f.get("worker_memory", 0) + f.get("page_memory", 0) + f.get("js_heap_settled", f.get("js_heap", 0))
         first = (f.get("parse_ms") or 0) + (f.get("index_ms") or 0)
         per_file.append((f["file"], f["bytes"], mbs(f["bytes"], wasm), first and mbs(f["bytes"], first / 1e3),
                          native and mbs(f["bytes"], native), ratio,
-                         f.get("wasm_read_ms"), f.get("load_to_first_paint_ms"), mem / f["bytes"]))
+                         f.get("wasm_read_ms"), f.get("load_to_first_paint_ms"), f.get("first_paint_warm_ms"),
+                         mem / f["bytes"], settled / f["bytes"]))
+        their = THEIR_MEMORYVIZ_PAINT_MS.get(f["file"])
+        for label, paint in (("first open", f.get("load_to_first_paint_ms")), ("later opens", f.get("first_paint_warm_ms"))):
+            if their and paint:
+                checks.append((f"first paint ≥ {GOAL_VS_MEMORYVIZ_PAINT:.0f}× MemoryViz.js's ({their} ms, the issue's), {f['file']}, {label}",
+                               f"{paint:.0f} ms: {their / paint:.1f}×", their / paint >= GOAL_VS_MEMORYVIZ_PAINT))
         if ratio and f["bytes"] >= 100_000 and (worst_ratio is None or ratio > worst_ratio[1]):
             worst_ratio = (f["file"], ratio)
     if real:
@@ -117,6 +135,9 @@ def page_rows(page, rows, checks, lines_after):
         rows.append(("page pipeline MB/s (wasm worker: parse + intern + index), real fixtures (all)",
                      fmt(mbs(b, w)), f"{fmt(mbs(b, n))} (same pipeline native, this run)", f"{w / n:.2f}× native time"))
         rows.append(("page pipeline MB/s vs MemoryViz.js bare unpickle, real fixtures", fmt(mbs(b, w)), THEIR_MEMORYVIZ_MBS, "—"))
+        rd = sum(f.get("wasm_read_ms") or 0 for f in real) / 1e3
+        checks.append((f"worker read + parse + index ≥ {GOAL_PIPELINE_MBS:.0f} MB/s, real fixtures together (issue 15)",
+                       f"{mbs(b, w + rd):.0f} MB/s", mbs(b, w + rd) >= GOAL_PIPELINE_MBS))
         slowest = min(real, key=lambda f: f["bytes"] / f["wasm_pipeline_ms"] if f["bytes"] >= 100_000 else 1e18)
         checks.append((f"page pipeline ≥ {GOAL_PIPELINE_MBS:.0f} MB/s, real fixtures (all together)",
                        f"{mbs(b, w):.0f} MB/s", mbs(b, w) >= GOAL_PIPELINE_MBS))
@@ -124,7 +145,7 @@ def page_rows(page, rows, checks, lines_after):
         checks.append((f"page pipeline ≥ {GOAL_PIPELINE_MBS:.0f} MB/s, each real fixture ≥ 100 kB (slowest: {slowest['file']})",
                        f"{s_mbs:.0f} MB/s", s_mbs >= GOAL_PIPELINE_MBS))
     if worst_ratio:
-        checks.append((f"worker pipeline within {GOAL_WASM_VS_NATIVE:.0f}× native, each file ≥ 100 kB (worst: {worst_ratio[0]})",
+        checks.append((f"worker pipeline within {GOAL_WASM_VS_NATIVE:g}× native, each file ≥ 100 kB (worst: {worst_ratio[0]})",
                        f"{worst_ratio[1]:.2f}×", worst_ratio[1] <= GOAL_WASM_VS_NATIVE))
     big = next((f for f in opened if f["file"] == "large-100mb.pickle"), None)
     if big:
@@ -139,7 +160,7 @@ def page_rows(page, rows, checks, lines_after):
             + max(big.get("js_heap_after_zoom", 0), big.get("js_heap", 0))
         rows.append(("peak page memory (worker wasm + page wasm + JS heap) / file size, large-100mb",
                      f"{mem / big['bytes']:.2f}× ({mem / 2**20:,.0f} MiB)", THEIR_NEO_MEMORY, "—"))
-        checks.append((f"peak page memory ≤ {GOAL_MEMORY_X:.0f}× the file, large-100mb", f"{mem / big['bytes']:.2f}×",
+        checks.append((f"peak page memory ≤ {GOAL_MEMORY_X:g}× the file, large-100mb", f"{mem / big['bytes']:.2f}×",
                        mem / big["bytes"] <= GOAL_MEMORY_X))
         z = big.get("zoom") or {}
         if "error" in z:
@@ -160,6 +181,11 @@ def page_rows(page, rows, checks, lines_after):
                            fmt(worst, " ms"), worst is not None and worst <= 1000 / 60 + 0.5))
             checks.append((f"timeline zoom/pan redrawn within {GOAL_FRAME_MS:.0f} ms of each event at 1M entries (p95 step)",
                            fmt(p95, " ms"), p95 is not None and p95 <= GOAL_FRAME_MS))
+            during = [x for x in z.get("during_background_ms", []) if x is not None]
+            if during:
+                bp95 = pct(during, 0.95)
+                checks.append((f"timeline zoom step redrawn within {GOAL_FRAME_MS:.0f} ms when it lands during a background analysis (p95)",
+                               fmt(bp95, " ms"), bp95 is not None and bp95 <= GOAL_FRAME_MS))
     for f in files:
         if f["file"].startswith("large-"):
             what = f.get("outcome", "?")
@@ -174,11 +200,12 @@ def page_rows(page, rows, checks, lines_after):
     lines_after += ["", "## Page, per file (headless Chromium; MB/s = file bytes / worker parse + index time)", "",
                     "Worker MB/s: median of the opens (the first in a fresh page, the rest picked again in it); "
                     "first open: the fresh page's, the first run of the worker's code (V8 compiles wasm lazily, baseline tier first). "
-                    "Memory: worker wasm + page wasm + page JS heap after the open.", "",
-                    "| file | MB | worker MB/s | first open MB/s | native MB/s | wasm / native | read File ms | load to first paint ms | memory / file |",
+                    "Memory: worker wasm + page wasm + page JS heap after the open (settled: after a forced garbage collection). "
+                    "First paint: the first open of a fresh page, and the median of the later opens.", "",
+                    "| file | MB | worker MB/s | first open MB/s | native MB/s | wasm / native | read File ms | first paint ms, first / later | memory / file (settled) |",
                     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    lines_after += [f"| {n} | {b / 1e6:.2f} | {fmt(w)} | {fmt(fo)} | {fmt(nv)} | {fmt(r, '×')} | {fmt(rd)} | {fmt(fp)} | {m:.1f}× |"
-                    for n, b, w, fo, nv, r, rd, fp, m in per_file]
+    lines_after += [f"| {n} | {b / 1e6:.2f} | {fmt(w)} | {fmt(fo)} | {fmt(nv)} | {fmt(r, '×')} | {fmt(rd)} | {fmt(fp)} / {fmt(fpw)} | {m:.1f}× ({ms:.1f}×) |"
+                    for n, b, w, fo, nv, r, rd, fp, fpw, m, ms in per_file]
     for f in files:
         if f.get("outcome") != "opened":
             lines_after.append(f"| {f['file']} | {f['bytes'] / 1e6:.2f} | {f.get('outcome')} | — | "
