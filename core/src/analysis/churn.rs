@@ -134,7 +134,7 @@ pub fn churn(allocs: &Allocations, settings: Option<&AllocatorSettings>) -> Chur
         .iter()
         .filter(|a| a.alloc_index.is_some())
         .collect();
-    let mut by_size: HashMap<u64, SizeStat> = HashMap::new();
+    let mut by_size: foldhash::HashMap<u64, SizeStat> = foldhash::HashMap::default();
     for a in &traced {
         let s = by_size.entry(a.size).or_insert(SizeStat {
             size: a.size,

@@ -292,7 +292,8 @@ enum Last {
 }
 
 fn trace_of_device(device: usize, trace: &[TraceEntry], known: &Ranges, sink: &mut Sink) {
-    let mut last: HashMap<u64, Last> = HashMap::new();
+    // foldhash, not SipHash: one lookup per trace entry.
+    let mut last: foldhash::HashMap<u64, Last> = foldhash::HashMap::default();
     for (i, e) in trace.iter().enumerate() {
         let Some(addr) = e.addr() else { continue };
         let at = || {
