@@ -44,8 +44,9 @@ fn native_ms(bytes: &[u8], name: &str, runs: usize) -> Option<f64> {
     let mut times = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();
-        let snap = memsnap_core::snapshot::read(bytes).ok()?;
-        let summary = file_summary(&snap, &mut Analyses::new(), name, bytes.len() as u64, 0.0);
+        let mut snap = memsnap_core::snapshot::read(bytes).ok()?;
+        let mut cache = Analyses::for_open(&mut snap);
+        let summary = file_summary(&snap, &mut cache, name, bytes.len() as u64, 0.0);
         std::hint::black_box(&summary);
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
@@ -57,10 +58,10 @@ fn native_ms(bytes: &[u8], name: &str, runs: usize) -> Option<f64> {
 fn native_requests(bytes: &[u8], name: &str) -> Value {
     use memsnap_app::analysis_protocol::{EntryRange, FlameMeasure, FlameRequest, TimelineRequest};
     use memsnap_app::protocol::Request;
-    let Ok(snap) = memsnap_core::snapshot::read(bytes) else {
+    let Ok(mut snap) = memsnap_core::snapshot::read(bytes) else {
         return Value::Null;
     };
-    let mut cache = Analyses::new();
+    let mut cache = Analyses::for_open(&mut snap);
     let _ = file_summary(&snap, &mut cache, name, bytes.len() as u64, 0.0);
     let n = snap.trace(0).len() as u64;
     // One tenth of the trace around its middle, as after a few wheel steps.
@@ -117,24 +118,19 @@ async fn fresh_page(c: &Client, url: &str) {
         .await
         .expect("the page has a file input");
     // The worker's wasm compiled and started (`memsnap:worker-ready`), then a person's pause.
-    let start = Instant::now();
-    while c
-        .execute(
-            "return performance.getEntriesByName('memsnap:worker-ready').length;",
-            vec![],
-        )
-        .await
-        .ok()
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0)
-        == 0
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the worker never said it was ready"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    memsnap_tests::web::page::wait_until("the worker to say it is ready", || async {
+        match c
+            .execute(
+                "return performance.getEntriesByName('memsnap:worker-ready').length;",
+                vec![],
+            )
+            .await
+        {
+            Ok(v) if v.as_u64().unwrap_or(0) > 0 => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
     tokio::time::sleep(PICK_AFTER).await;
 }
 

@@ -36,6 +36,15 @@ impl Analyses {
         Analyses::default()
     }
 
+    /// The cache for a snapshot as the worker opens it: its pinned host memory moved to a
+    /// device of its own first (`Snapshot::host_as_device`), which the views show apart.
+    pub fn for_open(snapshot: &mut Snapshot) -> Analyses {
+        Analyses {
+            host_device: snapshot.host_as_device(),
+            ..Analyses::default()
+        }
+    }
+
     /// Whether `device` is the pinned host memory, not a CUDA device.
     pub fn is_host(&self, device: i64) -> bool {
         self.host_device == Some(device)

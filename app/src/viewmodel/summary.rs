@@ -116,8 +116,7 @@ mod tests {
             host_traces: Some(vec![TraceEntry::new(Action::Alloc, 1 << 40, 4096)]),
             ..Snapshot::default()
         };
-        let mut cache = Analyses::new();
-        cache.host_device = s.host_as_device();
+        let mut cache = Analyses::for_open(&mut s);
         let f = file_summary(&s, &mut cache, "h.pickle", 10, 1.0);
         let got: Vec<_> = f.devices.iter().map(|d| (d.device, d.host)).collect();
         assert_eq!(got, vec![(0, false), (1, true)]);

@@ -434,6 +434,19 @@ struct Palette {
     accent: String,
 }
 
+impl Palette {
+    /// The light theme's colours: what a variable the CSS does not set falls back to.
+    fn light() -> Palette {
+        Palette {
+            dark: false,
+            text: "#1d2330".into(),
+            muted: "#677083".into(),
+            grid: "#d9dde3".into(),
+            accent: "#2f6fde".into(),
+        }
+    }
+}
+
 thread_local! {
     static PALETTE: std::cell::RefCell<Option<Palette>> = const { std::cell::RefCell::new(None) };
 }
@@ -456,12 +469,13 @@ fn palette(canvas: &HtmlCanvasElement) -> Palette {
         match &*p {
             Some(cached) if cached.dark == dark => cached.clone(),
             _ => {
+                let light = Palette::light();
                 let fresh = Palette {
                     dark,
-                    text: css_var(canvas, "--text", "#1d2330"),
-                    muted: css_var(canvas, "--muted", "#677083"),
-                    grid: css_var(canvas, "--border", "#d9dde3"),
-                    accent: css_var(canvas, "--accent", "#2f6fde"),
+                    text: css_var(canvas, "--text", &light.text),
+                    muted: css_var(canvas, "--muted", &light.muted),
+                    grid: css_var(canvas, "--border", &light.grid),
+                    accent: css_var(canvas, "--accent", &light.accent),
                 };
                 *p = Some(fresh.clone());
                 fresh
@@ -494,15 +508,15 @@ pub(super) fn warm_up(v: &TimelineView) {
     else {
         return;
     };
-    let palette = Palette {
-        dark: false,
-        text: "#1d2330".into(),
-        muted: "#677083".into(),
-        grid: "#d9dde3".into(),
-        accent: "#2f6fde".into(),
-    };
     let width = v.columns.len() as f64 + LEFT + RIGHT;
-    draw_with(&palette, &canvas, width, Some(v), Some(v.range.start), None);
+    draw_with(
+        &Palette::light(),
+        &canvas,
+        width,
+        Some(v),
+        Some(v.range.start),
+        None,
+    );
 }
 
 fn draw_with(

@@ -209,8 +209,7 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
     match parsed {
         Ok((mut snapshot, parse_ms)) => {
             let indexing = perf::now();
-            let mut cache = Analyses::new();
-            cache.host_device = snapshot.host_as_device();
+            let mut cache = Analyses::for_open(&mut snapshot);
             let mut summary = file_summary(&snapshot, &mut cache, name, size, parse_ms);
             summary.read_ms = read_ms;
             summary.index_ms = perf::now() - indexing;
@@ -245,8 +244,7 @@ pub fn memsnap_pipeline_ms(bytes: &[u8]) -> Vec<f64> {
         return Vec::new();
     };
     let t1 = perf::now();
-    let mut cache = Analyses::new();
-    cache.host_device = snapshot.host_as_device();
+    let mut cache = Analyses::for_open(&mut snapshot);
     let summary = file_summary(&snapshot, &mut cache, "bench", bytes.len() as u64, 0.0);
     let t2 = perf::now();
     let [segments, timeline] =

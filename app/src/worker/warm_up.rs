@@ -3,8 +3,8 @@
 //! parse in a fresh worker ran 2–4× slower than later ones (`scripts/bench.sh`'s page step:
 //! cs336-c-medium512-training at 42 MB/s first, 96 MB/s after). While the user picks a file,
 //! the worker parses and indexes a CPython-made snapshot a few times and answers the first
-//! paint's requests on it, one pass per task so a request that arrives meanwhile waits for one pass at
-//! most (a few ms).
+//! paint's requests on it, one pass per task so a request that arrives meanwhile waits for one
+//! pass at most (a few ms).
 
 use memsnap_core::snapshot;
 use wasm_bindgen::prelude::*;
@@ -53,8 +53,8 @@ fn schedule(left: u32) {
 /// timeline), returned as the page's `WarmedUp` (the last pass sends it).
 fn pass() -> Option<Response> {
     match snapshot::read(INPUT) {
-        Ok(snap) => {
-            let mut cache = Analyses::new();
+        Ok(mut snap) => {
+            let mut cache = Analyses::for_open(&mut snap);
             let summary = file_summary(&snap, &mut cache, "warm-up.pickle", 0, 0.0);
             let device = summary.opening_device().unwrap_or(0);
             let [segments, timeline] = first_paint_requests(&snap, device);
