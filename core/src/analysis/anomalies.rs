@@ -3,6 +3,7 @@
 //! suspects), and out-of-memory entries with the state of memory when they happened.
 
 use super::intervals::device_segments;
+use super::pace::{self, Pace, CHUNK};
 use super::timeline::Timeline;
 use crate::snapshot::{Action, BlockState, Snapshot, StackId};
 
@@ -56,28 +57,41 @@ pub struct Anomalies {
 }
 
 pub fn anomalies(snap: &Snapshot, device: usize, tl: &Timeline) -> Anomalies {
+    pace::finish(anomalies_paced(snap, device, tl, &mut Pace::never()))
+}
+
+/// [`anomalies`], giving way through `pace` once per allocation and per entry.
+pub async fn anomalies_paced(
+    snap: &Snapshot,
+    device: usize,
+    tl: &Timeline,
+    pace: &mut Pace<'_>,
+) -> Anomalies {
     let n = tl.allocations.trace_len;
     let mut out = Anomalies::default();
-    for a in &tl.allocations.list {
-        if let (Some(fr), None) = (a.free_requested, a.free_completed) {
-            out.pending_frees.push(PendingFree {
-                addr: a.addr,
-                size: a.size,
-                free_requested: Some(fr),
-                stack: a.stack,
-                stream: a.stream,
-            });
-        }
-        if let Some(i) = a.alloc_index {
-            if a.end == n {
-                out.leak_suspects.push(LeakSuspect {
+    for chunk in tl.allocations.list.chunks(CHUNK) {
+        pace.check().await;
+        for a in chunk {
+            if let (Some(fr), None) = (a.free_requested, a.free_completed) {
+                out.pending_frees.push(PendingFree {
                     addr: a.addr,
                     size: a.size,
-                    requested: a.requested,
-                    alloc_index: i,
-                    age_entries: n - i,
+                    free_requested: Some(fr),
                     stack: a.stack,
+                    stream: a.stream,
                 });
+            }
+            if let Some(i) = a.alloc_index {
+                if a.end == n {
+                    out.leak_suspects.push(LeakSuspect {
+                        addr: a.addr,
+                        size: a.size,
+                        requested: a.requested,
+                        alloc_index: i,
+                        age_entries: n - i,
+                        stack: a.stack,
+                    });
+                }
             }
         }
     }
@@ -108,8 +122,13 @@ pub fn anomalies(snap: &Snapshot, device: usize, tl: &Timeline) -> Anomalies {
             .then(x.alloc_index.cmp(&y.alloc_index))
     });
     out.leak_bytes = out.leak_suspects.iter().map(|l| l.size).sum();
-    for (i, e) in snap.trace(device).iter().enumerate() {
-        if e.action() == Action::Oom {
+    for (c, chunk) in snap.trace(device).chunks(CHUNK).enumerate() {
+        pace.check().await;
+        for (k, e) in chunk.iter().enumerate() {
+            if !e.is(&Action::Oom) {
+                continue;
+            }
+            let i = c * CHUNK + k;
             out.ooms.push(Oom {
                 index: i,
                 requested: e.size(),

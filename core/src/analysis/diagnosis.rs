@@ -1,10 +1,11 @@
 //! Everything the diagnostics panel shows for one device, computed in one call.
 
-use super::anomalies::{anomalies, Anomalies};
-use super::churn::{churn, Churn};
+use super::anomalies::{anomalies_paced, Anomalies};
+use super::churn::{churn_paced, Churn};
 use super::fixes::{fixes, Fix, Inputs};
 use super::fragmentation::{fragmentation, DeviceFragmentation};
-use super::peak::{peak, Peak};
+use super::pace::{self, Pace, CHUNK};
+use super::peak::{peak_paced, Peak};
 use super::pinning::{pinning, PinningBlock};
 use super::plan::{plan, Plan, PlanSizes};
 use super::timeline::{Timeline, TimelineSummary};
@@ -59,22 +60,42 @@ pub fn diagnose_with(snap: &Snapshot, device: usize, tl: &Timeline) -> Diagnosis
 /// Everything but the planned lower bound (`plan` is `None`): the page's diagnostics panel,
 /// which leaves the planner to the what-if view (it took minutes at a million entries).
 pub fn diagnose_unplanned(snap: &Snapshot, device: usize, tl: &Timeline) -> Diagnosis {
+    pace::finish(diagnose_unplanned_paced(
+        snap,
+        device,
+        tl,
+        &mut Pace::never(),
+    ))
+}
+
+/// [`diagnose_unplanned`], giving way through `pace` inside each analysis and between them.
+pub async fn diagnose_unplanned_paced(
+    snap: &Snapshot,
+    device: usize,
+    tl: &Timeline,
+    pace: &mut Pace<'_>,
+) -> Diagnosis {
     let settings = snap.allocator_settings.as_ref();
     let fragmentation = fragmentation(snap, device);
-    let churn = churn(&tl.allocations, settings);
+    let churn = churn_paced(&tl.allocations, settings, pace).await;
     let pinning = pinning(snap, device, Some(&tl.allocations));
-    let has_trace = snap.traced_entries(device) > 0;
-    let mut peak = peak(snap, tl);
+    pace.check().await;
+    let has_trace = snap.has_trace(device);
+    let mut peak = peak_paced(snap, tl, pace).await;
     // Without a trace the figures are the dump's: no entry to point at.
     peak.index = peak.index.filter(|_| has_trace);
-    let anomalies = anomalies(snap, device, tl);
-    let sizes: Vec<u64> = tl
-        .allocations
-        .list
-        .iter()
-        .filter(|a| a.alloc_index.is_some())
-        .map(|a| a.size)
-        .collect();
+    let anomalies = anomalies_paced(snap, device, tl, pace).await;
+    let mut sizes: Vec<u64> = Vec::new();
+    for chunk in tl.allocations.list.chunks(CHUNK) {
+        pace.check().await;
+        sizes.extend(
+            chunk
+                .iter()
+                .filter(|a| a.alloc_index.is_some())
+                .map(|a| a.size),
+        );
+    }
+    pace.check().await;
     let fixes = fixes(&Inputs {
         fragmentation: &fragmentation,
         churn: has_trace.then_some(&churn),
@@ -82,10 +103,12 @@ pub fn diagnose_unplanned(snap: &Snapshot, device: usize, tl: &Timeline) -> Diag
         settings,
         large_request_sizes: &sizes,
     });
+    pace.check().await;
+    let timeline = tl.summary();
     Diagnosis {
         device,
         has_trace,
-        timeline: tl.summary(),
+        timeline,
         fragmentation,
         churn,
         pinning,

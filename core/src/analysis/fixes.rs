@@ -168,8 +168,13 @@ pub fn fixes(inp: &Inputs) -> Vec<Fix> {
             .copied()
             .filter(|&s| s > SMALL_SIZE)
             .collect();
-        large.sort_unstable();
-        let p90 = large.get(large.len() * 9 / 10).copied().unwrap_or(0);
+        // The 90th percentile by selection, not a sort: a million sizes took 3 ms sorted.
+        let at = large.len() * 9 / 10;
+        let p90 = if at < large.len() {
+            *large.select_nth_unstable(at).1
+        } else {
+            0
+        };
         let mb = p90.div_ceil(1 << 20).max(20);
         out.push(Fix {
             setting: format!("PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:{mb}"),

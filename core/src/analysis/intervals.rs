@@ -130,7 +130,7 @@ pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
                     };
                 if i > 0 && !expandable {
                     let p = &trace[i - 1];
-                    if p.action() == Action::SegmentAlloc && p.addr() == Some(addr) {
+                    if p.is(&Action::SegmentAlloc) && p.addr() == Some(addr) {
                         let seg = p.size().unwrap_or(0);
                         if seg >= rounded && !splits(seg, rounded) {
                             block = seg;

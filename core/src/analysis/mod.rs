@@ -15,6 +15,7 @@ pub mod intervals;
 pub mod lod;
 pub mod oom;
 pub mod overlap;
+pub mod pace;
 pub mod peak;
 pub mod pinning;
 pub mod plan;

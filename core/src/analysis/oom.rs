@@ -142,7 +142,7 @@ pub fn first_oom(snapshot: &Snapshot, device: i64) -> Option<usize> {
     snapshot
         .trace(device.max(0) as usize)
         .iter()
-        .position(|e| e.action() == Action::Oom)
+        .position(|e| e.is(&Action::Oom))
 }
 
 /// Devices with an `oom` entry, ascending (the page opens on the first).
@@ -251,7 +251,7 @@ pub fn explain_oom(
     Ok(Some(OomExplanation {
         device,
         entry,
-        ooms_on_device: trace.iter().filter(|e| e.action() == Action::Oom).count(),
+        ooms_on_device: trace.iter().filter(|e| e.is(&Action::Oom)).count(),
         time_us: e.time_us(),
         stream,
         pool_id: (pool != (0, 0)).then_some(pool),

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::frames::{format, top_user_frame};
+use super::pace::{self, Pace, CHUNK};
 use super::timeline::Timeline;
 use crate::snapshot::{FrameId, Snapshot, StackId};
 
@@ -39,16 +40,17 @@ const NO_USER: &str = "<no user frame>";
 /// Live allocations after entry `index` (or at the dump when `None`), grouped. An index past
 /// the trace's end means the dump.
 pub fn composition(snap: &Snapshot, tl: &Timeline, index: Option<usize>) -> Peak {
+    pace::finish(composition_paced(snap, tl, index, &mut Pace::never()))
+}
+
+/// [`composition`], giving way through `pace` once per allocation.
+pub async fn composition_paced(
+    snap: &Snapshot,
+    tl: &Timeline,
+    index: Option<usize>,
+    pace: &mut Pace<'_>,
+) -> Peak {
     let index = index.filter(|&i| i < tl.len());
-    let live: Vec<_> = tl
-        .allocations
-        .list
-        .iter()
-        .filter(|a| match index {
-            Some(i) => a.is_live_after(i),
-            None => a.end == tl.allocations.trace_len,
-        })
-        .collect();
     let mut top: HashMap<Option<FrameId>, (String, u64, usize)> = HashMap::new();
     let mut full: HashMap<Option<StackId>, (u64, usize)> = HashMap::new();
     // Top frames keyed by text too: equal frames may have distinct ids.
@@ -59,24 +61,47 @@ pub fn composition(snap: &Snapshot, tl: &Timeline, index: Option<usize>) -> Peak
             .entry(s)
             .or_insert_with(|| top_user_frame(&snap.stacks, s))
     };
-    for a in &live {
-        let (label, fid) = match a.stack {
-            None => (NO_STACK.to_string(), None),
-            Some(s) => match top_frame(s) {
-                None => (NO_USER.to_string(), None),
-                Some(k) => {
-                    let f = snap.stacks.stack(s)[k];
-                    (format(snap.stacks.frame(f)), Some(f))
+    // Each stack's group, labelled once per stack rather than once per allocation.
+    let mut key_of: foldhash::HashMap<Option<StackId>, Option<FrameId>> = Default::default();
+    let mut live_allocations = 0;
+    for chunk in tl.allocations.list.chunks(CHUNK) {
+        pace.check().await;
+        for a in chunk {
+            let live = match index {
+                Some(i) => a.is_live_after(i),
+                None => a.end == tl.allocations.trace_len,
+            };
+            if !live {
+                continue;
+            }
+            live_allocations += 1;
+            let key = match key_of.get(&a.stack) {
+                Some(k) => *k,
+                None => {
+                    let (label, fid) = match a.stack {
+                        None => (NO_STACK.to_string(), None),
+                        Some(s) => match top_frame(s) {
+                            None => (NO_USER.to_string(), None),
+                            Some(k) => {
+                                let f = snap.stacks.stack(s)[k];
+                                (format(snap.stacks.frame(f)), Some(f))
+                            }
+                        },
+                    };
+                    let key = *label_ids.entry(label.clone()).or_insert(fid);
+                    top.entry(key).or_insert((label, 0, 0));
+                    key_of.insert(a.stack, key);
+                    key
                 }
-            },
-        };
-        let key = *label_ids.entry(label.clone()).or_insert(fid);
-        let e = top.entry(key).or_insert((label, 0, 0));
-        e.1 += a.size;
-        e.2 += 1;
-        let e = full.entry(a.stack).or_insert((0, 0));
-        e.0 += a.size;
-        e.1 += 1;
+            };
+            if let Some(e) = top.get_mut(&key) {
+                e.1 += a.size;
+                e.2 += 1;
+            }
+            let e = full.entry(a.stack).or_insert((0, 0));
+            e.0 += a.size;
+            e.1 += 1;
+        }
     }
     let mut by_top_frame: Vec<PeakGroup> = top
         .into_iter()
@@ -125,7 +150,7 @@ pub fn composition(snap: &Snapshot, tl: &Timeline, index: Option<usize>) -> Peak
         index,
         allocated,
         reserved,
-        live_allocations: live.len(),
+        live_allocations,
         by_top_frame,
         by_stack,
     }
@@ -134,6 +159,11 @@ pub fn composition(snap: &Snapshot, tl: &Timeline, index: Option<usize>) -> Peak
 /// The composition at the peak of allocated bytes.
 pub fn peak(snap: &Snapshot, tl: &Timeline) -> Peak {
     composition(snap, tl, tl.peak_index())
+}
+
+/// [`peak`], giving way through `pace`.
+pub async fn peak_paced(snap: &Snapshot, tl: &Timeline, pace: &mut Pace<'_>) -> Peak {
+    composition_paced(snap, tl, tl.peak_index(), pace).await
 }
 
 #[cfg(test)]

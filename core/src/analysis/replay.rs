@@ -120,7 +120,7 @@ pub fn traced_devices(snapshot: &Snapshot) -> Vec<i64> {
         .iter()
         .flatten()
         .enumerate()
-        .filter(|&(i, _)| snapshot.traced_entries(i) > 0)
+        .filter(|&(i, _)| snapshot.has_trace(i))
         .map(|(i, _)| i as i64)
         .collect()
 }

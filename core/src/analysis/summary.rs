@@ -170,7 +170,7 @@ impl Summary {
             trace_entries.push(trace.len() as u64);
             for e in trace {
                 *actions.entry(e.action().as_str().to_owned()).or_insert(0) += 1;
-                if e.action() == Action::Alloc {
+                if e.is(&Action::Alloc) {
                     sizes.extend(e.size());
                 }
             }

@@ -143,8 +143,13 @@ impl Snapshot {
     pub fn traced_entries(&self, device: usize) -> usize {
         self.trace(device)
             .iter()
-            .filter(|e| e.action() != Action::Snapshot)
+            .filter(|e| !e.is(&Action::Snapshot))
             .count()
+    }
+
+    /// Whether `device` has a trace (`traced_entries(device) > 0`, without counting them all).
+    pub fn has_trace(&self, device: usize) -> bool {
+        self.trace(device).iter().any(|e| !e.is(&Action::Snapshot))
     }
 
     /// Device indices that have a segment or a trace entry, ascending.
@@ -370,6 +375,24 @@ enum ActionCode {
     Other,
 }
 
+impl ActionCode {
+    #[inline]
+    fn of(action: &Action) -> ActionCode {
+        match action {
+            Action::Alloc => ActionCode::Alloc,
+            Action::FreeRequested => ActionCode::FreeRequested,
+            Action::FreeCompleted => ActionCode::FreeCompleted,
+            Action::SegmentAlloc => ActionCode::SegmentAlloc,
+            Action::SegmentFree => ActionCode::SegmentFree,
+            Action::SegmentMap => ActionCode::SegmentMap,
+            Action::SegmentUnmap => ActionCode::SegmentUnmap,
+            Action::Snapshot => ActionCode::Snapshot,
+            Action::Oom => ActionCode::Oom,
+            Action::Other(_) => ActionCode::Other,
+        }
+    }
+}
+
 /// The rarer parts of a [`TraceEntry`], shared between entries that have the same.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EntryRest {
@@ -408,6 +431,8 @@ impl TraceEntry {
         e
     }
 
+    // Inlined so that `e.action() == Action::Oom` in a scan compiles to a compare of codes.
+    #[inline]
     pub fn action(&self) -> Action {
         match self.action {
             ActionCode::Alloc => Action::Alloc,
@@ -443,22 +468,22 @@ impl TraceEntry {
         }
     }
 
+    /// Whether the entry's action is `action`: a compare of codes, for scans over a whole
+    /// trace (`action() == Action::Oom` builds an `Action` per entry, a sixth of the
+    /// diagnosis at a million entries).
+    #[inline]
+    pub fn is(&self, action: &Action) -> bool {
+        match action {
+            Action::Other(name) => self.action_name() == &**name,
+            known => self.action == ActionCode::of(known),
+        }
+    }
+
     pub fn set_action(&mut self, action: Action) {
-        let code = match action {
-            Action::Alloc => ActionCode::Alloc,
-            Action::FreeRequested => ActionCode::FreeRequested,
-            Action::FreeCompleted => ActionCode::FreeCompleted,
-            Action::SegmentAlloc => ActionCode::SegmentAlloc,
-            Action::SegmentFree => ActionCode::SegmentFree,
-            Action::SegmentMap => ActionCode::SegmentMap,
-            Action::SegmentUnmap => ActionCode::SegmentUnmap,
-            Action::Snapshot => ActionCode::Snapshot,
-            Action::Oom => ActionCode::Oom,
-            Action::Other(name) => {
-                self.rest_mut().other_action = Some(name);
-                ActionCode::Other
-            }
-        };
+        let code = ActionCode::of(&action);
+        if let Action::Other(name) = action {
+            self.rest_mut().other_action = Some(name);
+        }
         if code != ActionCode::Other && self.action == ActionCode::Other {
             self.rest_mut().other_action = None;
         }
@@ -604,5 +629,37 @@ impl AllocatorSettings {
             .iter()
             .find(|(k, _)| &**k == key)
             .map(|(_, v)| v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_agrees_with_action() {
+        let actions = [
+            Action::Alloc,
+            Action::FreeRequested,
+            Action::FreeCompleted,
+            Action::SegmentAlloc,
+            Action::SegmentFree,
+            Action::SegmentMap,
+            Action::SegmentUnmap,
+            Action::Snapshot,
+            Action::Oom,
+            Action::Other(Arc::from("custom")),
+            Action::Other(Arc::from("another")),
+        ];
+        for a in &actions {
+            let mut e = TraceEntry::new(a.clone(), 0x1000, 512);
+            for b in &actions {
+                assert_eq!(e.is(b), e.action() == *b, "{a:?} is {b:?}");
+            }
+            // Set back to a known action, an unknown name no longer matches.
+            e.set_action(Action::Alloc);
+            assert!(!e.is(&Action::Other(Arc::from("custom"))));
+            assert!(e.is(&Action::Alloc));
+        }
     }
 }

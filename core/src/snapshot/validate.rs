@@ -317,7 +317,7 @@ fn trace_of_device(device: usize, trace: &[TraceEntry], known: &Ranges, sink: &m
                 last.insert(addr, Last::Alloc);
             }
             Action::FreeRequested | Action::FreeCompleted => {
-                let now = if e.action() == Action::FreeRequested {
+                let now = if e.is(&Action::FreeRequested) {
                     Last::FreeRequested
                 } else {
                     Last::FreeCompleted
