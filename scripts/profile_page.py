@@ -8,6 +8,7 @@ the file through the page's file input, waits for the page's own first-paint mea
 where each thread spent its time (self time by function, wasm functions by their Rust names).
 
     python3 scripts/profile_page.py dist FILE [FILE...] [--opens 3] [--out target/profile]
+        [--zoom N]   # then N timeline zoom steps that land during background analyses
 
 Each file opens `--opens` times in one fresh page: the first open is cold (the worker has just
 started), the later ones warm. The profiles are written as `.cpuprofile` files (open them in
@@ -282,6 +283,9 @@ async def profile_file(cdp, url, file, index, args):
             ".filter(e => e.name.startsWith('memsnap:') && e.startTime >= t0)"
             ".map(e => [e.name.slice(8), Math.round((e.startTime - t0) * 10) / 10,"
             " Math.round(e.duration * 10) / 10]); })()")
+        # Right after the first paint, as in the page bench: the first pauses send the
+        # background analyses, whose panels the page then draws for the first time.
+        zoom = await zoom_during_background(cdp, page, args.zoom) if args.zoom else None
         await asyncio.sleep(0.3)
         dom = await evaluate("[document.querySelectorAll('*').length, "
                              "document.querySelectorAll('.seg-row').length, "
@@ -298,6 +302,9 @@ async def profile_file(cdp, url, file, index, args):
         timeline = await trace_summary(cdp, args) if args.trace else None
         print(f"{name}, open {n + 1} ({label}): first paint {paint} ms; measures {requests}")
         print(f"  in the worker [what, at, ms]: {worker_measures}")
+        if zoom:
+            print(f"  zoom steps landing during background analyses (ms): {zoom['steps']}")
+            print(f"  their page measures [what, at, ms]: {zoom['measures']}")
         print(f"  page elements, segment rows, blocks: {dom}")
         if timeline:
             print("  page main thread, top-level work (ms, DevTools trace):")
@@ -332,6 +339,41 @@ async def profile_file(cdp, url, file, index, args):
     return out
 
 
+async def zoom_during_background(cdp, page, steps):
+    """The page bench's last zoom phase (tests/src/web/perf.rs): a pause past the page's idle
+    delay, which sends the background analyses, then a wheel step on the timeline; `steps`
+    times. Returns each step's ms (wheel to the canvas showing the new range) and the page's
+    measures meanwhile (the worker's come with the open's, read after this)."""
+    r = await cdp.send("Runtime.evaluate", {"expression": """(async (steps) => {
+        const cv = document.querySelector('[data-testid="timeline"]');
+        const rf = document.querySelector('[data-testid="range-filter"]');
+        cv.scrollIntoView({block: 'center'});
+        const want = () => rf.dataset.start + '-' + rf.dataset.end;
+        const x = cv.getBoundingClientRect().width * 0.6;
+        const wheel = (dy) => { const b = cv.getBoundingClientRect();
+            cv.dispatchEvent(new WheelEvent('wheel', {clientX: b.left + x, clientY: b.top + 100,
+                deltaY: dy, bubbles: true, cancelable: true})); };
+        const t0 = performance.now();
+        const out = [];
+        for (let i = 0; i < steps; i++) {
+            await new Promise(r => setTimeout(r, 170));
+            const before = want(), s = performance.now();
+            wheel(i % 2 ? 100 : -100);
+            out.push(await new Promise((resolve) => {
+                const mo = new MutationObserver(() => { const w = want();
+                    if (w !== before && cv.dataset.drawn === w) { mo.disconnect(); resolve(Math.round((performance.now() - s) * 10) / 10); } });
+                mo.observe(cv, {attributes: true, attributeFilter: ['data-drawn']});
+                setTimeout(() => { mo.disconnect(); resolve(null); }, 20000);
+            }));
+        }
+        const measures = performance.getEntriesByType('measure')
+            .filter(e => e.name.startsWith('memsnap:') && e.startTime >= t0)
+            .map(e => [e.name.slice(8), Math.round((e.startTime - t0) * 10) / 10, Math.round(e.duration * 10) / 10]);
+        return {steps: out, measures}; })(""" + str(steps) + ")",
+        "awaitPromise": True, "returnByValue": True}, page)
+    return r.get("result", {}).get("value")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("dist")
@@ -348,6 +390,8 @@ def main():
                    help="also list total (inclusive) time of functions matching this regex")
     p.add_argument("--trace", action="store_true",
                    help="also a DevTools trace of the page's main thread (style, layout, paint)")
+    p.add_argument("--zoom", type=int, default=0,
+                   help="after each open, this many zoom steps that land during background analyses")
     p.add_argument("--settle", type=float, default=1.0,
                    help="seconds between the page mounting and the first pick")
     global ARGS

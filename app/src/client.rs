@@ -231,6 +231,7 @@ impl WorkerClient {
                     reply.map(|(r, _)| r)
                 };
                 match (reply, body) {
+                    (Some(_), Response::Cancelled) => {}
                     (Some(reply), body) => reply(body),
                     (None, Response::Failed { message }) => on_fatal(message),
                     (None, _) => {}

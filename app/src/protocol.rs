@@ -159,6 +159,9 @@ pub enum Response {
     Failed {
         message: String,
     },
+    /// An analysis dropped half-way because another file opened (`worker::paced`): its
+    /// answer would be about the file that is gone. The page drops the request's reply.
+    Cancelled,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

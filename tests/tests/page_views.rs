@@ -246,6 +246,30 @@ async fn analysis_views_on_a_training_step() {
         }
     })
     .await;
+    // The nodes are one HTML string with one click handler: a click on a node's label shows
+    // that node's frame (its title's first line, escaped in and read back unchanged).
+    let label = page::find_css(
+        c,
+        "[data-testid=flamegraph] .flame-node[data-index='1'] span",
+    )
+    .await;
+    let node = page::find_css(c, "[data-testid=flamegraph] .flame-node[data-index='1']").await;
+    let title = node.attr("title").await.unwrap().expect("a node's title");
+    let frame = title.lines().next().unwrap().to_string();
+    assert!(
+        frame.contains(':'),
+        "a frame's file:line:name, got {title:?}"
+    );
+    label.click().await.expect("clicking a flame node");
+    wait_until("the clicked flame node in the details", || async {
+        let shown = page::text(c, "stack").await?;
+        if shown.contains(&frame) && shown.contains("Weight") {
+            Ok(())
+        } else {
+            Err(format!("details show {shown:?}"))
+        }
+    })
+    .await;
 
     // Anomalies over the whole trace: core's counts.
     let a = anomalies(&snapshot, 0, &tl);

@@ -1,10 +1,10 @@
 //! Anomalies inside an entry range (`analysis::anomalies`): pending record_stream frees, leak
 //! suspects, OOM entries with the device's free memory then.
 
-use memsnap_core::analysis::anomalies::anomalies;
+use memsnap_core::analysis::anomalies::Anomalies;
 use memsnap_core::snapshot::Snapshot;
 
-use super::cache::{trace_index, Analyses};
+use super::cache::Analyses;
 use super::stack::label;
 use crate::analysis_protocol::{AnomaliesView, AnomalyRow, EntryRange, OomRow};
 
@@ -17,8 +17,17 @@ pub fn anomalies_view(
     device: i64,
     range: EntryRange,
 ) -> AnomaliesView {
-    let tl = cache.timeline(snap, device);
-    let all = anomalies(snap, trace_index(device), tl);
+    let all = cache.anomalies(snap, device);
+    anomalies_in(snap, &all, device, range)
+}
+
+/// The rows of `all` (a device's anomalies over its whole trace) inside `range`.
+pub fn anomalies_in(
+    snap: &Snapshot,
+    all: &Anomalies,
+    device: i64,
+    range: EntryRange,
+) -> AnomaliesView {
     let inside = |i: usize| range.contains(i as u64);
     // A dump block pending since before the trace has no entry: it belongs to every range.
     let pending: Vec<_> = all

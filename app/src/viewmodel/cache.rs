@@ -3,7 +3,9 @@
 //! so zooming, panning and sliding never re-walk the whole trace.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
+use memsnap_core::analysis::anomalies::{anomalies, Anomalies};
 use memsnap_core::analysis::replay::file_config;
 use memsnap_core::analysis::state_at::StateHistory;
 use memsnap_core::analysis::timeline::Timeline;
@@ -15,7 +17,10 @@ use crate::analysis_protocol::PeakVm;
 
 #[derive(Default)]
 pub struct Analyses {
-    timelines: HashMap<i64, Timeline>,
+    /// Shared with the analyses that give way (`PacedAnswer`), which hold them across a pause.
+    timelines: HashMap<i64, Rc<Timeline>>,
+    /// Each device's anomalies over its whole trace: a range's are a filter of them.
+    anomalies: HashMap<i64, Rc<Anomalies>>,
     histories: HashMap<i64, StateHistory>,
     /// Peak compositions by (device, entry): the timeline asks again on every zoom.
     peaks: HashMap<(i64, u64), PeakVm>,
@@ -51,9 +56,34 @@ impl Analyses {
     }
 
     pub fn timeline(&mut self, snap: &Snapshot, device: i64) -> &Timeline {
+        self.timeline_rc(snap, device)
+    }
+
+    pub fn timeline_rc(&mut self, snap: &Snapshot, device: i64) -> &Rc<Timeline> {
         self.timelines
             .entry(device)
-            .or_insert_with(|| Timeline::build(snap, trace_index(device)))
+            .or_insert_with(|| Rc::new(Timeline::build(snap, trace_index(device))))
+    }
+
+    /// `device`'s anomalies over its whole trace, found on first use.
+    pub fn anomalies(&mut self, snap: &Snapshot, device: i64) -> Rc<Anomalies> {
+        if let Some(a) = self.anomalies.get(&device) {
+            return a.clone();
+        }
+        let tl = self.timeline_rc(snap, device).clone();
+        let found = Rc::new(anomalies(snap, trace_index(device), &tl));
+        self.keep_anomalies(device, found.clone());
+        found
+    }
+
+    /// `device`'s anomalies if they were found already.
+    pub fn anomalies_found(&self, device: i64) -> Option<Rc<Anomalies>> {
+        self.anomalies.get(&device).cloned()
+    }
+
+    /// Keeps what a paced answer found.
+    pub fn keep_anomalies(&mut self, device: i64, found: Rc<Anomalies>) {
+        self.anomalies.insert(device, found);
     }
 
     /// The state history under the file's settings (defaults when they cannot be read: they
@@ -73,7 +103,7 @@ impl Analyses {
         let tl = self
             .timelines
             .entry(device)
-            .or_insert_with(|| Timeline::build(snap, trace_index(device)));
+            .or_insert_with(|| Rc::new(Timeline::build(snap, trace_index(device))));
         let top = self.top_frames.get_or_insert_with(|| TopFrames::new(snap));
         let vm = peak_vm(snap, tl, top, index);
         self.peaks.insert((device, index as u64), vm.clone());

@@ -2,10 +2,12 @@
 //! range's peak) or bytes × entries lived inside the range, by stack; torch internals, the
 //! standard library and native frames hidden unless all frames are asked for.
 
-use memsnap_core::analysis::flamegraph::{flamegraph_by, live_weight, Node};
+use memsnap_core::analysis::flamegraph::{flamegraph_by_paced, live_weight, Node};
 use memsnap_core::analysis::frames::is_hidden;
 use memsnap_core::analysis::intervals::Allocation;
+use memsnap_core::analysis::pace::{self, Pace};
 use memsnap_core::analysis::range::{clamp, lifetime_in, peak_index_in};
+use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::{Frame, Snapshot};
 
 use super::cache::Analyses;
@@ -19,6 +21,16 @@ const MAX_NODES: usize = 20_000;
 
 pub fn flame_view(snap: &Snapshot, cache: &mut Analyses, req: &FlameRequest) -> FlameView {
     let tl = cache.timeline(snap, req.device);
+    pace::finish(flame_view_paced(snap, tl, req, &mut Pace::never()))
+}
+
+/// [`flame_view`] on the device's timeline `tl`, giving way through `pace`.
+pub async fn flame_view_paced(
+    snap: &Snapshot,
+    tl: &Timeline,
+    req: &FlameRequest,
+    pace: &mut Pace<'_>,
+) -> FlameView {
     let (a, b) = clamp(tl, to_usize(req.range.start), to_usize(req.range.end));
     let all = req.all_frames;
     let keep = |f: &Frame| all || !is_hidden(f);
@@ -32,18 +44,19 @@ pub fn flame_view(snap: &Snapshot, cache: &mut Analyses, req: &FlameRequest) -> 
             // Without a trace: what the dump holds.
             let weight = |al: &Allocation| live_weight(al, point, trace_len);
             (
-                flamegraph_by(snap, &tl.allocations.list, weight, keep),
+                flamegraph_by_paced(snap, &tl.allocations.list, weight, keep, pace).await,
                 point,
             )
         }
         FlameMeasure::BytesTimesLifetime => {
             let weight = |al: &Allocation| al.size.saturating_mul(lifetime_in(al, a, b));
             (
-                flamegraph_by(snap, &tl.allocations.list, weight, keep),
+                flamegraph_by_paced(snap, &tl.allocations.list, weight, keep, pace).await,
                 None,
             )
         }
     };
+    pace.check().await;
     let mut nodes = Vec::new();
     let mut hidden = 0;
     flatten(&root, 0, 0, root.value, &mut nodes, &mut hidden);

@@ -7,8 +7,10 @@
 //! which took minutes at a million entries, holding up every request queued behind it in the
 //! worker (page benchmark, issue 6).
 
-use memsnap_core::analysis::diagnosis::diagnose_unplanned;
+use memsnap_core::analysis::diagnosis::diagnose_unplanned_paced;
+use memsnap_core::analysis::pace::{self, Pace};
 use memsnap_core::analysis::replay::file_config;
+use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::Snapshot;
 
 use super::cache::{trace_index, Analyses};
@@ -20,8 +22,27 @@ const PINNING_ROWS: usize = 10;
 const PEAK_FRAMES: usize = 8;
 
 pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> InsightsView {
+    let host = cache.is_host(device);
     let tl = cache.timeline(snap, device);
-    let d = diagnose_unplanned(snap, trace_index(device), tl);
+    pace::finish(insights_view_paced(
+        snap,
+        tl,
+        host,
+        device,
+        &mut Pace::never(),
+    ))
+}
+
+/// [`insights_view`] on the device's timeline `tl` (`host`: the device is the pinned host
+/// memory), giving way through `pace`.
+pub async fn insights_view_paced(
+    snap: &Snapshot,
+    tl: &Timeline,
+    host: bool,
+    device: i64,
+    pace: &mut Pace<'_>,
+) -> InsightsView {
+    let d = diagnose_unplanned_paced(snap, trace_index(device), tl, pace).await;
     let (fragmentation, churn, pinning, peak, anomalies, mut fixes) = (
         d.fragmentation,
         d.churn,
@@ -31,7 +52,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
         d.fixes,
     );
     let has_trace = d.has_trace;
-    if cache.is_host(device) {
+    if host {
         // The fixes are CUDA caching allocator settings, weighed by replaying its policy.
         fixes.clear();
     }
@@ -47,7 +68,7 @@ pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Insi
         .max();
     let f = &fragmentation;
     InsightsView {
-        host: cache.is_host(device),
+        host,
         device,
         has_trace,
         free: f.free,

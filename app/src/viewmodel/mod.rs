@@ -11,6 +11,7 @@ mod flame;
 pub mod fleet;
 mod insights;
 mod oom;
+mod paced;
 mod segments;
 mod stack;
 mod state_at;
@@ -23,6 +24,7 @@ pub use analysis::answer_analysis;
 pub use cache::Analyses;
 pub use compare::{compare_view, COMPARE_ROWS};
 pub use diagnostics::diagnostics_view;
+pub use paced::{Paced, PacedAnswer};
 pub use segments::{segments_view, segments_view_of};
 pub use summary::file_summary;
 

@@ -3,6 +3,7 @@
 //! library and native frames are hidden unless "all frames" is on.
 
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::analysis_state::{range, Analysis, Picked};
 use crate::analysis_protocol::{FlameMeasure, FlameRequest, FlameView};
@@ -51,6 +52,23 @@ pub fn FlameGraph() -> impl IntoView {
         });
     });
 
+    // One handler for all nodes (they are one HTML string: hundreds of Leptos nodes with a
+    // closure each took the page's main thread long enough to delay a timeline zoom).
+    let on_click = move |e: leptos::ev::MouseEvent| {
+        let index = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("[data-index]").ok().flatten())
+            .and_then(|el| el.get_attribute("data-index"))
+            .and_then(|i| i.parse::<usize>().ok());
+        let Some(picked) =
+            index.and_then(|i| data.with_untracked(|d| d.as_ref().and_then(|d| picked(d, i))))
+        else {
+            return;
+        };
+        an.pick(&state, picked);
+    };
+
     move || {
         state.device.get()?;
         Some(view! {
@@ -81,37 +99,78 @@ pub fn FlameGraph() -> impl IntoView {
                         on:change=move |e| all_frames.set(event_target_checked(&e))/>"all frames (torch, stdlib, native)"</label>
                 </div>
                 <div class="flame-scroll">
-                    {move || data.get().map(|d| {
+                    {move || data.with(|d| d.as_ref().map(|d| {
                         let depth = d.nodes.iter().map(|n| n.depth).max().unwrap_or(0) + 1;
-                        let total = d.total.max(1) as f64;
-                        let lifetime = d.measure == FlameMeasure::BytesTimesLifetime;
-                        let nodes = d.nodes.into_iter().map(|n| {
-                            let left = n.offset as f64 / total * 100.0;
-                            let width = n.value as f64 / total * 100.0;
-                            let amount = if lifetime { format!("{:.3e} byte·entries", n.value as f64) } else { format::bytes(n.value) };
-                            let title = format!("{}\n{} ({:.1}%)", n.name, amount, width);
-                            let hue = name_hue(&n.name);
-                            let (name, value) = (n.name.clone(), n.value);
-                            view! {
-                                <div class="flame-node" title=title
-                                    style=format!("left:{left:.4}%;width:{width:.4}%;top:{}px;background:hsl({hue},70%,68%)", n.depth as f64 * ROW)
-                                    on:click=move |_| an.pick(&state, Picked {
-                                        facts: vec![("Frame".into(), name.clone()), ("Weight".into(), if lifetime { format!("{value} byte·entries") } else { format!("{} ({value} B)", format::bytes(value)) })],
-                                        caption: String::new(),
-                                        frames: Vec::new(),
-                                    })>
-                                    <span>{short(&n.name)}</span>
-                                </div>
-                            }
-                        }).collect_view();
                         view! {
-                            <div class="flame-canvas" style=format!("height:{}px", depth as f64 * ROW)>{nodes}</div>
+                            <div class="flame-canvas" style=format!("height:{}px", depth as f64 * ROW)
+                                inner_html=nodes_html(d) on:click=on_click></div>
                         }
-                    })}
+                    }))}
                 </div>
             </section>
         })
     }
+}
+
+/// The nodes as absolutely placed elements, each with its index for the delegated click. Frame
+/// names come from the file, so they are escaped.
+fn nodes_html(d: &FlameView) -> String {
+    use std::fmt::Write;
+    let total = d.total.max(1) as f64;
+    let lifetime = d.measure == FlameMeasure::BytesTimesLifetime;
+    let mut html = String::with_capacity(d.nodes.len() * 200);
+    for (i, n) in d.nodes.iter().enumerate() {
+        let left = n.offset as f64 / total * 100.0;
+        let width = n.value as f64 / total * 100.0;
+        let amount = if lifetime {
+            format!("{:.3e} byte·entries", n.value as f64)
+        } else {
+            format::bytes(n.value)
+        };
+        let _ = write!(
+            html,
+            "<div class=\"flame-node\" data-index=\"{i}\" title=\"{}\n{amount} ({width:.1}%)\" \
+             style=\"left:{left:.4}%;width:{width:.4}%;top:{}px;background:hsl({},70%,68%)\">\
+             <span>{}</span></div>",
+            escape(&n.name),
+            n.depth as f64 * ROW,
+            name_hue(&n.name),
+            escape(&short(&n.name)),
+        );
+    }
+    html
+}
+
+/// What the stack panel shows for node `i`.
+fn picked(d: &FlameView, i: usize) -> Option<Picked> {
+    let n = d.nodes.get(i)?;
+    let value = n.value;
+    let weight = if d.measure == FlameMeasure::BytesTimesLifetime {
+        format!("{value} byte·entries")
+    } else {
+        format!("{} ({value} B)", format::bytes(value))
+    };
+    Some(Picked {
+        facts: vec![("Frame".into(), n.name.clone()), ("Weight".into(), weight)],
+        caption: String::new(),
+        frames: Vec::new(),
+    })
+}
+
+/// Text safe inside an element or a quoted attribute.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Warm hues, stable per frame name.

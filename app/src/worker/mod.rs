@@ -4,10 +4,12 @@
 mod fetch;
 mod file;
 mod out_of_memory;
+mod paced;
 mod serial;
 mod warm_up;
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use js_sys::{Array, Uint8Array};
 use memsnap_core::analysis::rank_summary::RankSummary;
@@ -18,11 +20,14 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::perf;
 use crate::protocol::{decode, encode, Envelope, Progress, Request, RequestId, Response, Stage};
-use crate::viewmodel::{answer, compare_view, file_summary, first_paint_requests, Analyses};
+use crate::viewmodel::{
+    answer, compare_view, file_summary, first_paint_requests, Analyses, PacedAnswer,
+};
 
 thread_local! {
-    /// The open snapshot. A failed open leaves it as it was.
-    static OPEN: RefCell<Option<Snapshot>> = const { RefCell::new(None) };
+    /// The open snapshot. A failed open leaves it as it was. Shared with the analyses under
+    /// way (`paced`).
+    static OPEN: RefCell<Option<Rc<Snapshot>>> = const { RefCell::new(None) };
     /// What the analysis views reuse for the open snapshot (timelines, state histories).
     static CACHE: RefCell<Analyses> = RefCell::new(Analyses::new());
 }
@@ -98,6 +103,8 @@ fn handle(data: JsValue) -> serial::Pending {
     };
     match body {
         Request::OpenFile { name, .. } => {
+            // What is under way is about the file this one replaces.
+            paced::cancel_all();
             let file = attached_file(&data);
             Some(Box::pin(async move {
                 let started = perf::now();
@@ -128,11 +135,14 @@ fn handle(data: JsValue) -> serial::Pending {
                 }
             }))
         }
-        Request::OpenUrl { url } => Some(Box::pin(async move {
-            let started = perf::now();
-            match fetch::read_all(id, &url).await {
-                Ok(bytes) => open(id, &fetch::file_name(&url), bytes, perf::now() - started),
-                Err(message) => post(id, &Response::Failed { message }),
+        Request::OpenUrl { url } => Some(Box::pin({
+            paced::cancel_all();
+            async move {
+                let started = perf::now();
+                match fetch::read_all(id, &url).await {
+                    Ok(bytes) => open(id, &fetch::file_name(&url), bytes, perf::now() - started),
+                    Err(message) => post(id, &Response::Failed { message }),
+                }
             }
         })),
         Request::CompareWith { name, device, .. } => {
@@ -161,6 +171,15 @@ fn handle(data: JsValue) -> serial::Pending {
             }))
         }
         other => {
+            let slow = OPEN.with(|open| {
+                let open = open.borrow();
+                let snapshot = open.as_ref()?;
+                CACHE.with(|c| PacedAnswer::of(snapshot, &mut c.borrow_mut(), &other))
+            });
+            if let Some(slow) = slow {
+                paced::start(id, other.kind(), slow);
+                return None;
+            }
             let started = perf::now();
             let response = OPEN.with(|open| match &*open.borrow() {
                 Some(snapshot) => CACHE.with(|c| answer(snapshot, &mut c.borrow_mut(), &other)),
@@ -215,7 +234,7 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
             summary.index_ms = perf::now() - indexing;
             perf::measure_since(perf::WORKER_INDEX, indexing);
             summary.worker_memory = perf::wasm_memory_bytes();
-            OPEN.with(|open| *open.borrow_mut() = Some(snapshot));
+            OPEN.with(|open| *open.borrow_mut() = Some(Rc::new(snapshot)));
             CACHE.with(|c| *c.borrow_mut() = cache);
             post(id, &Response::Opened(summary));
         }
