@@ -11,6 +11,7 @@ medians, except hyperfine's user/system, which are means. MB = 10^6 bytes.
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -97,10 +98,11 @@ THEIR_MEMORYVIZ_PAINT_MS = {
 
 
 def pct(v, q):
+    """Nearest rank: the smallest value that a fraction q of the samples are within."""
     v = sorted(x for x in v if x is not None)
     if not v:
         return None
-    return v[min(len(v) - 1, int(q * len(v)))]
+    return v[max(0, math.ceil(q * len(v)) - 1)]
 
 
 def page_rows(page, rows, checks, lines_after):

@@ -294,8 +294,14 @@ async def profile_file(cdp, url, file, index, args):
             const e = performance.getEntriesByType('measure').filter(m => m.name.startsWith('memsnap:worker:'));
             const out = e.map(m => [m.name.slice(15), Math.round(m.startTime * 10) / 10, Math.round(m.duration * 10) / 10]);
             performance.clearMeasures();
-            return out; })()""", "returnByValue": True}, worker)
-        worker_measures = r.get("result", {}).get("value")
+            return {out, origin: performance.timeOrigin}; })()""", "returnByValue": True}, worker)
+        got = r.get("result", {}).get("value") or {}
+        worker_measures = got.get("out")
+        if zoom:
+            # The worker's answers on the zoom phase's clock (both clocks from their time origins).
+            shift = got.get("origin", 0) - zoom["origin"]
+            zoom["worker"] = [[w, round(at + shift, 1), ms] for w, at, ms in worker_measures or []
+                              if at + shift >= 0]
         wprof = (await cdp.send("Profiler.stop", {}, worker))["profile"]
         pprof = (await cdp.send("Profiler.stop", {}, page))["profile"]
         label = "cold" if n == 0 else f"warm {n}"
@@ -305,6 +311,7 @@ async def profile_file(cdp, url, file, index, args):
         if zoom:
             print(f"  zoom steps landing during background analyses (ms): {zoom['steps']}")
             print(f"  their page measures [what, at, ms]: {zoom['measures']}")
+            print(f"  the worker's meanwhile, same clock: {zoom.get('worker')}")
         print(f"  page elements, segment rows, blocks: {dom}")
         if timeline:
             print("  page main thread, top-level work (ms, DevTools trace):")
@@ -369,7 +376,7 @@ async def zoom_during_background(cdp, page, steps):
         const measures = performance.getEntriesByType('measure')
             .filter(e => e.name.startsWith('memsnap:') && e.startTime >= t0)
             .map(e => [e.name.slice(8), Math.round((e.startTime - t0) * 10) / 10, Math.round(e.duration * 10) / 10]);
-        return {steps: out, measures}; })(""" + str(steps) + ")",
+        return {steps: out, measures, origin: performance.timeOrigin + t0}; })(""" + str(steps) + ")",
         "awaitPromise": True, "returnByValue": True}, page)
     return r.get("result", {}).get("value")
 

@@ -1,12 +1,14 @@
 //! The page side of the worker protocol: spawns the worker, queues requests until it is ready,
 //! and routes each response to the callback of the request that asked for it.
 //!
-//! The worker answers in order, one request at a time, so a slow analysis (diagnosis, flame
-//! graph, anomalies: hundreds of ms at a million entries) sent before the timeline would hold
-//! up its answer. Those go as *background* requests: held here until no foreground request has
-//! been pending for `IDLE_MS`, posted one at a time, the latest of each kind replacing an older
-//! one still held. A zoom step then waits for at most one background answer, and only after a
-//! pause of the gesture.
+//! A slow analysis (diagnosis, flame graph, anomalies: tens to hundreds of ms at a million
+//! entries) must not hold up a timeline zoom. Those go as *background* requests: held here until
+//! no foreground request has been pending for `IDLE_MS`, posted one at a time, the latest of each
+//! kind replacing an older one still held. The worker runs them in slices and answers a
+//! foreground request between two (`worker::paced`), so a zoom step that lands during one waits
+//! for a slice, not the analysis. A background answer that comes while a foreground one is
+//! awaited is applied after it (`deferred`): drawing the insights panel the first time took the
+//! page 14 ms, which the answer to a zoom step arriving meanwhile had to wait for.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -48,6 +50,8 @@ struct Inner {
     /// Background requests held back, at most one per kind, oldest first.
     background: Vec<(Request, Reply)>,
     background_in_flight: bool,
+    /// Background answers held until no foreground request is pending.
+    deferred: Vec<(Reply, Response)>,
 }
 
 impl WorkerClient {
@@ -69,6 +73,7 @@ impl WorkerClient {
                 idle_since: 0.0,
                 background: Vec::new(),
                 background_in_flight: false,
+                deferred: Vec::new(),
             })),
         };
         let on_fatal = Rc::new(on_fatal);
@@ -110,6 +115,29 @@ impl WorkerClient {
             inner.background.push((request, Box::new(on_reply)));
         }
         self.pump();
+    }
+
+    /// Applies the background answers held while the foreground was busy, in a task of their
+    /// own: the foreground answer's effects (a timeline draw) run first, and the browser may
+    /// show that frame before these.
+    fn apply_deferred(&self) {
+        let me = self.clone();
+        let later = Closure::once_into_js(move || {
+            let deferred = std::mem::take(&mut me.inner.borrow_mut().deferred);
+            for (reply, body) in deferred {
+                reply(body);
+            }
+        });
+        let scheduled = web_sys::window().is_some_and(|w| {
+            w.set_timeout_with_callback_and_timeout_and_arguments_0(later.unchecked_ref(), 0)
+                .is_ok()
+        });
+        if !scheduled {
+            let deferred = std::mem::take(&mut self.inner.borrow_mut().deferred);
+            for (reply, body) in deferred {
+                reply(body);
+            }
+        }
     }
 
     /// Posts the oldest held background request if the foreground has been idle long enough,
@@ -179,6 +207,7 @@ impl WorkerClient {
         inner.background.clear();
         inner.foreground = 0;
         inner.background_in_flight = false;
+        inner.deferred.clear();
     }
 
     fn receive(
@@ -217,24 +246,36 @@ impl WorkerClient {
             }
             body => {
                 // Take the callback out first: it may send new requests.
-                let reply = {
+                let (reply, defer, foreground_done) = {
                     let mut inner = self.inner.borrow_mut();
                     let reply = inner.pending.remove(&envelope.id);
+                    let mut defer = false;
+                    let mut foreground_done = false;
                     match reply {
-                        Some((_, true)) => inner.background_in_flight = false,
+                        Some((_, true)) => {
+                            inner.background_in_flight = false;
+                            defer = inner.foreground > 0;
+                        }
                         Some((_, false)) => {
                             inner.foreground = inner.foreground.saturating_sub(1);
                             inner.idle_since = crate::perf::now();
+                            foreground_done = inner.foreground == 0 && !inner.deferred.is_empty();
                         }
                         None => {}
                     }
-                    reply.map(|(r, _)| r)
+                    (reply.map(|(r, _)| r), defer, foreground_done)
                 };
                 match (reply, body) {
                     (Some(_), Response::Cancelled) => {}
+                    (Some(reply), body) if defer => {
+                        self.inner.borrow_mut().deferred.push((reply, body))
+                    }
                     (Some(reply), body) => reply(body),
                     (None, Response::Failed { message }) => on_fatal(message),
                     (None, _) => {}
+                }
+                if foreground_done {
+                    self.apply_deferred();
                 }
                 self.pump();
             }

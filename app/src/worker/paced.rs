@@ -23,7 +23,7 @@ use crate::protocol::{RequestId, Response};
 use crate::viewmodel::{Paced, PacedAnswer};
 
 /// The longest an analysis runs before it lets waiting requests through.
-const SLICE_MS: f64 = 4.0;
+const SLICE_MS: f64 = 2.0;
 
 struct Job {
     id: RequestId,

@@ -169,7 +169,8 @@ pub async fn flamegraph_by_paced(
     let root = b.node(all);
     // Frame id -> text id, or DROPPED, filled as frames are first met.
     let mut frame_text = vec![UNSEEN; snap.stacks.frame_count()];
-    for chunk in allocations.chunks(CHUNK) {
+    // Smaller chunks than the other scans: an allocation here is a walk up its stack.
+    for chunk in allocations.chunks(CHUNK / 8) {
         pace.check().await;
         for a in chunk {
             let w = weight(a);
