@@ -54,6 +54,8 @@ pub struct TimelineView {
     pub reserved: Vec<SeriesPoint>,
     /// Allocations below this many bytes are summarised, not drawn as bands.
     pub min_bytes: u64,
+    /// Sent as each column's bands past those it shares with the one before (`column_wire`).
+    #[serde(with = "crate::column_wire")]
     pub columns: Vec<ColumnVm>,
     /// Block size of every allocation a column names, by allocation index (ascending).
     pub band_sizes: Vec<(u32, u64)>,
