@@ -1,6 +1,7 @@
 //! Requests answered one at a time, in the order they came, though reading a file awaits: the
 //! page's pool sends a worker its next file before the answer to the one it is on, and a detail
-//! worker's analysis requests must see the snapshot that the open sent before them made.
+//! worker's analysis requests must see the snapshot that the open sent before them made. The long
+//! analyses only start here: they go on in slices (`paced`) while later requests are answered.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
