@@ -122,21 +122,21 @@ impl WorkerClient {
     /// show that frame before these.
     fn apply_deferred(&self) {
         let me = self.clone();
-        let later = Closure::once_into_js(move || {
-            let deferred = std::mem::take(&mut me.inner.borrow_mut().deferred);
-            for (reply, body) in deferred {
-                reply(body);
-            }
-        });
+        let later = Closure::once_into_js(move || me.run_deferred());
         let scheduled = web_sys::window().is_some_and(|w| {
             w.set_timeout_with_callback_and_timeout_and_arguments_0(later.unchecked_ref(), 0)
                 .is_ok()
         });
         if !scheduled {
-            let deferred = std::mem::take(&mut self.inner.borrow_mut().deferred);
-            for (reply, body) in deferred {
-                reply(body);
-            }
+            self.run_deferred();
+        }
+    }
+
+    fn run_deferred(&self) {
+        // Taken out first: a reply may send new requests.
+        let deferred = std::mem::take(&mut self.inner.borrow_mut().deferred);
+        for (reply, body) in deferred {
+            reply(body);
         }
     }
 

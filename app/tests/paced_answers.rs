@@ -57,11 +57,11 @@ fn requests(snap: &Snapshot, device: i64) -> Vec<Request> {
         end: n / 2 + 1,
     };
     vec![
-        Request::Insights { device },
         Request::Anomalies {
             device,
             range: whole,
         },
+        Request::Insights { device },
         Request::Flame(FlameRequest {
             device,
             range: whole,
@@ -96,6 +96,10 @@ fn check_equal(snap: Snapshot, device: i64) -> usize {
         assert_eq!(paced.response, want, "{req:?}");
         if let Some((d, found)) = paced.anomalies {
             assert_eq!(d, device);
+            // The diagnosis finds the same anomalies the anomalies request did.
+            if let Some(kept) = paced_cache.anomalies_found(d) {
+                assert_eq!(*kept, *found, "{req:?}");
+            }
             paced_cache.keep_anomalies(d, found);
         }
     }
@@ -134,6 +138,32 @@ fn paced_answers_give_way_and_still_equal_on_a_real_training_step() {
         pauses >= units / CHECK_EVERY as usize,
         "gave way {pauses} times over a {units}-entry trace"
     );
+}
+
+/// The diagnosis behind the insights finds the device's anomalies over its whole trace; both
+/// ways of answering keep them, so the anomalies panel's first request is a filter of them.
+#[test]
+fn the_diagnosis_keeps_the_anomalies_it_found() {
+    let snap = Rc::new(example());
+    let n = snap.trace(0).len() as u64;
+    let anomalies = Request::Anomalies {
+        device: 0,
+        range: EntryRange { start: 0, end: n },
+    };
+    let want = answer(&snap, &mut Analyses::new(), &anomalies);
+
+    let mut cache = Analyses::new();
+    answer(&snap, &mut cache, &Request::Insights { device: 0 });
+    assert!(PacedAnswer::of(&snap, &mut cache, &anomalies).is_none());
+    assert_eq!(answer(&snap, &mut cache, &anomalies), want);
+
+    let mut cache = Analyses::new();
+    let job = PacedAnswer::of(&snap, &mut cache, &Request::Insights { device: 0 }).unwrap();
+    let (paced, _) = run_giving_way(job);
+    let (device, found) = paced.anomalies.expect("the diagnosis's anomalies");
+    cache.keep_anomalies(device, found);
+    assert!(PacedAnswer::of(&snap, &mut cache, &anomalies).is_none());
+    assert_eq!(answer(&snap, &mut cache, &anomalies), want);
 }
 
 #[test]

@@ -100,12 +100,9 @@ impl Analyses {
         if let Some(p) = self.peaks.get(&(device, index as u64)) {
             return p.clone();
         }
-        let tl = self
-            .timelines
-            .entry(device)
-            .or_insert_with(|| Rc::new(Timeline::build(snap, trace_index(device))));
+        let tl = self.timeline_rc(snap, device).clone();
         let top = self.top_frames.get_or_insert_with(|| TopFrames::new(snap));
-        let vm = peak_vm(snap, tl, top, index);
+        let vm = peak_vm(snap, &tl, top, index);
         self.peaks.insert((device, index as u64), vm.clone());
         vm
     }

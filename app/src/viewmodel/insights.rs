@@ -7,6 +7,9 @@
 //! which took minutes at a million entries, holding up every request queued behind it in the
 //! worker (page benchmark, issue 6).
 
+use std::rc::Rc;
+
+use memsnap_core::analysis::anomalies::Anomalies;
 use memsnap_core::analysis::diagnosis::diagnose_unplanned_paced;
 use memsnap_core::analysis::pace::{self, Pace};
 use memsnap_core::analysis::replay::file_config;
@@ -24,24 +27,27 @@ const PEAK_FRAMES: usize = 8;
 pub fn insights_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> InsightsView {
     let host = cache.is_host(device);
     let tl = cache.timeline(snap, device);
-    pace::finish(insights_view_paced(
+    let (view, anomalies) = pace::finish(insights_view_paced(
         snap,
         tl,
         host,
         device,
         &mut Pace::never(),
-    ))
+    ));
+    cache.keep_anomalies(device, Rc::new(anomalies));
+    view
 }
 
 /// [`insights_view`] on the device's timeline `tl` (`host`: the device is the pinned host
-/// memory), giving way through `pace`.
+/// memory), giving way through `pace`; with the device's anomalies, which the diagnosis finds
+/// over the whole trace (the cache keeps them for the anomalies panel).
 pub async fn insights_view_paced(
     snap: &Snapshot,
     tl: &Timeline,
     host: bool,
     device: i64,
     pace: &mut Pace<'_>,
-) -> InsightsView {
+) -> (InsightsView, Anomalies) {
     let d = diagnose_unplanned_paced(snap, trace_index(device), tl, pace).await;
     let (fragmentation, churn, pinning, peak, anomalies, mut fixes) = (
         d.fragmentation,
@@ -67,7 +73,7 @@ pub async fn insights_view_paced(
         .filter_map(|o| o.device_free.map(|f| f.saturating_add(o.reserved)))
         .max();
     let f = &fragmentation;
-    InsightsView {
+    let view = InsightsView {
         host,
         device,
         has_trace,
@@ -120,5 +126,6 @@ pub async fn insights_view_paced(
         settings_error,
         has_settings: snap.allocator_settings.is_some(),
         defaults: form_defaults(&config, device, capacity),
-    }
+    };
+    (view, anomalies)
 }

@@ -28,7 +28,7 @@ pub struct PacedAnswer {
 /// A paced answer's result: the response, and what the cache keeps.
 pub struct Paced {
     pub response: Response,
-    /// A device's anomalies, found for the first time.
+    /// A device's anomalies over its whole trace (found by the anomalies or the diagnosis).
     pub anomalies: Option<(i64, Rc<Anomalies>)>,
 }
 
@@ -57,7 +57,11 @@ impl PacedAnswer {
         let response = match &self.request {
             Request::Flame(req) => Response::Flame(flame_view_paced(snap, tl, req, pace).await),
             Request::Insights { device } => {
-                Response::Insights(insights_view_paced(snap, tl, self.host, *device, pace).await)
+                let (view, found) = insights_view_paced(snap, tl, self.host, *device, pace).await;
+                return Paced {
+                    response: Response::Insights(view),
+                    anomalies: Some((*device, Rc::new(found))),
+                };
             }
             Request::Anomalies { device, range } => {
                 let all = Rc::new(anomalies_paced(snap, trace_index(*device), tl, pace).await);

@@ -135,16 +135,16 @@ fn handle(data: JsValue) -> serial::Pending {
                 }
             }))
         }
-        Request::OpenUrl { url } => Some(Box::pin({
+        Request::OpenUrl { url } => {
             paced::cancel_all();
-            async move {
+            Some(Box::pin(async move {
                 let started = perf::now();
                 match fetch::read_all(id, &url).await {
                     Ok(bytes) => open(id, &fetch::file_name(&url), bytes, perf::now() - started),
                     Err(message) => post(id, &Response::Failed { message }),
                 }
-            }
-        })),
+            }))
+        }
         Request::CompareWith { name, device, .. } => {
             let file = attached_file(&data);
             Some(Box::pin(async move {

@@ -43,7 +43,8 @@ thread_local! {
 
 fn channel() -> Option<MessageChannel> {
     let channel = MessageChannel::new().ok()?;
-    let on_message = Closure::<dyn FnMut(JsValue)>::new(|_: JsValue| run_slice());
+    let on_message =
+        Closure::<dyn FnMut(JsValue)>::new(|_: JsValue| run_slice(perf::now() + SLICE_MS));
     channel
         .port1()
         .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -88,18 +89,17 @@ fn schedule() {
     });
     if !posted {
         // No channel (never seen in a browser with workers): run to the end now.
-        SCHEDULED.set(false);
-        SLICE_END.set(f64::INFINITY);
-        run_slice();
+        run_slice(f64::INFINITY);
     }
 }
 
-fn run_slice() {
+/// Runs the first job until `end` (`perf::now()`), then schedules the next slice if any is left.
+fn run_slice(end: f64) {
     SCHEDULED.set(false);
     let Some(mut job) = JOBS.with(|j| j.borrow_mut().pop_front()) else {
         return;
     };
-    SLICE_END.set(SLICE_END.get().max(perf::now() + SLICE_MS));
+    SLICE_END.set(end);
     let mut cx = Context::from_waker(Waker::noop());
     match job.answer.as_mut().poll(&mut cx) {
         Poll::Ready(Paced {
@@ -116,7 +116,6 @@ fn run_slice() {
         }
         Poll::Pending => JOBS.with(|j| j.borrow_mut().push_front(job)),
     }
-    SLICE_END.set(0.0);
     if JOBS.with(|j| !j.borrow().is_empty()) {
         schedule();
     }
