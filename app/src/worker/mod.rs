@@ -68,6 +68,7 @@ pub(crate) fn js_error(e: JsValue) -> String {
 }
 
 fn on_message(event: MessageEvent) {
+    warm_up::stop();
     serial::push(event.data(), handle);
 }
 

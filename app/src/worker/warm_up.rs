@@ -13,28 +13,45 @@ use wasm_bindgen::JsCast;
 use crate::protocol::Response;
 use crate::viewmodel::{answer, file_summary, first_paint_requests, Analyses};
 
-/// A CPython pickle of a `capture` run (scripts/make-warm-up.sh, 180 kB): real files are
-/// CPython pickles, and warming up on memsnap's own writer's opcodes (the bundled example's
-/// trace 30 times over) left the first real file's parse at twice its warm time
-/// (scripts/profile_page.py, cold against warm opens).
-const INPUT: &[u8] = include_bytes!("../../assets/warm-up.pickle");
-/// Passes over it (about 5 ms each once optimised; 20 passes gained nothing over 6 on the first
-/// file, scripts/profile_page.py).
+/// A gzipped CPython pickle of a `capture` run whose entries and blocks carry deep PyTorch-like
+/// stacks (scripts/make-warm-up.sh; 34 kB, 0.2 MB inflated). Real files are CPython pickles
+/// whose parse is mostly frames: warming up on memsnap's own writer's opcodes, then on a capture
+/// run with 4-frame stacks, left the first real file's parse at 2.5–3× its warm time
+/// (scripts/profile_page.py, cold against warm opens). 2,500 entries instead of 1,000 warmed no
+/// better and left the worker 2.3 MB larger before any file.
+const INPUT: &[u8] = include_bytes!("../../assets/warm-up.pickle.gz");
+/// Passes over it (3–15 ms each under the profiler, the first about 45 ms; 20 passes gained nothing
+/// over 6 on the first file, scripts/profile_page.py).
 const PASSES: u32 = 6;
+
+thread_local! {
+    /// Set by the first request: the passes left would only delay it (an `?url=` open comes
+    /// as the worker starts).
+    static STOPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// Starts the passes; call once when the worker starts.
 pub fn start() {
     schedule(PASSES);
 }
 
+/// Ends the warm-up: a request has come.
+pub fn stop() {
+    STOPPED.set(true);
+}
+
 fn schedule(left: u32) {
-    if left == 0 {
+    if left == 0 || STOPPED.get() {
         return;
     }
     let next = Closure::once_into_js(move || {
+        if STOPPED.get() {
+            return;
+        }
         let started = crate::perf::now();
         let answers = pass();
-        if left == 1 {
+        // The first pass's answers, so the page warms up alongside the passes left.
+        if left == PASSES {
             if let Some(warmed) = answers {
                 super::post(0, &warmed);
             }
@@ -50,12 +67,12 @@ fn schedule(left: u32) {
 }
 
 /// One parse and index of the input and the first paint's two answers (segments and the
-/// timeline), returned as the page's `WarmedUp` (the last pass sends it).
+/// timeline), returned as the page's `WarmedUp` (the first pass sends it).
 fn pass() -> Option<Response> {
     match snapshot::read(INPUT) {
         Ok(mut snap) => {
             let mut cache = Analyses::for_open(&mut snap);
-            let summary = file_summary(&snap, &mut cache, "warm-up.pickle", 0, 0.0);
+            let summary = file_summary(&snap, &mut cache, "warm-up.pickle.gz", 0, 0.0);
             let device = summary.opening_device().unwrap_or(0);
             let [segments, timeline] = first_paint_requests(&snap, device);
             match (
