@@ -77,10 +77,16 @@ async fn read_byob(
         .with(|b| b.borrow_mut().take())
         .unwrap_or_else(|| Uint8Array::new_with_length(BUFFER));
     let mut reported = 0;
+    let mut first = true;
     loop {
         // The whole buffer each time (a read answers a view of the part it filled).
         let whole = Uint8Array::new(&view.buffer());
-        let result = JsFuture::from(reader.read_with_array_buffer_view(&whole)).await?;
+        let read = reader.read_with_array_buffer_view(&whole);
+        if std::mem::take(&mut first) {
+            // While the browser fetches the first bytes.
+            super::prefault::first_file(total as usize);
+        }
+        let result = JsFuture::from(read).await?;
         let value: Uint8Array = Reflect::get(&result, &"value".into())?.unchecked_into();
         let done = Reflect::get(&result, &"done".into())?
             .as_bool()

@@ -5,6 +5,7 @@ mod fetch;
 mod file;
 mod out_of_memory;
 mod paced;
+mod prefault;
 mod serial;
 mod warm_up;
 

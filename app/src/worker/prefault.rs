@@ -1,0 +1,43 @@
+//! The worker's first file parsed at half its later speed even once the code was warm: its
+//! parse was the first to touch most of the heap it used, and each fresh page of wasm memory
+//! costs a fault on first write. Parsing cs336-a-2.7b-forward right after six passes over a
+//! smaller real file still took 15–23 ms, against 13–14 ms after passes over a larger one and
+//! 9–12 ms warm (scripts/profile_page.py). So the first read touches the heap the parse will
+//! use, while the browser fetches the file's bytes and the worker would otherwise wait.
+//!
+//! In fresh browsers (page bench, `BENCH_PAGE_ONLY`, 4 runs each): the first parse of
+//! cs336-a-2.7b-forward 23.9 → 17.9 ms (median), of cs336-d-fullstep 18.2 → 14.7 ms; the read
+//! before it about 1.5 ms longer; the worker 0.2 and 1.0 MB larger.
+
+use std::cell::Cell;
+
+/// Heap touched per byte of the first file, in halves: the parse's working set beyond the
+/// input, which the worker's memory after opening the real fixtures puts at 1.5–2 times the
+/// file. Twice the file left the worker 1–3 MB larger on 3–4 MB files than without.
+const HALVES_PER_BYTE: usize = 3;
+/// Files larger than this are not helped: their parse amortises the faults (the large file's
+/// worker pipeline is within 1.2–1.5× native), and touching twice their size ahead would only
+/// move the faults earlier.
+const LARGEST: usize = 64 << 20;
+const PAGE: usize = 4096;
+
+thread_local! {
+    static DONE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Touches 1.5 × `size` bytes of heap and frees them, the first time only: the memory
+/// stays the allocator's, its pages faulted in, for the parse that follows.
+pub fn first_file(size: usize) {
+    if DONE.replace(true) || size > LARGEST {
+        return;
+    }
+    let bytes = size * HALVES_PER_BYTE / 2;
+    let mut block: Vec<u8> = Vec::with_capacity(bytes);
+    let base = block.as_mut_ptr();
+    for offset in (0..bytes).step_by(PAGE) {
+        // SAFETY: within the block's capacity; writing uninitialised spare capacity is allowed,
+        // and nothing reads it. Volatile so that the writes are not optimised away.
+        unsafe { base.add(offset).write_volatile(0) };
+    }
+    block.clear();
+}
