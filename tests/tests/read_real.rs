@@ -1,6 +1,6 @@
 //! Every real fixture reads, and reads back the same after `write`.
 
-use memsnap_core::snapshot::{read, write, Snapshot};
+use memsnap_core::snapshot::{read, write, Snapshot, Streaming};
 use memsnap_tests::fixtures;
 
 /// A structural fingerprint: counts, byte sums and every stack's frame text.
@@ -86,4 +86,70 @@ fn every_real_fixture_reads_and_round_trips_in_rust() {
             f.display()
         );
     }
+}
+
+/// Reads `bytes` through `Streaming`, `chunk` bytes more each time, as the viewer's worker
+/// parses a file while it is read.
+fn streamed(bytes: &[u8], chunk: usize) -> Result<Snapshot, memsnap_core::snapshot::ReadError> {
+    let mut s = Streaming::new(bytes.len())?;
+    let mut end = 0;
+    loop {
+        end = (end + chunk).min(bytes.len());
+        if let Some(snapshot) = s.advance(&bytes[..end], &mut |_| {})? {
+            assert_eq!(end, bytes.len(), "a snapshot before the input's end");
+            return Ok(snapshot);
+        }
+        assert!(end < bytes.len(), "no snapshot at the input's end");
+    }
+}
+
+/// A real pickle streamed in chunks of any size, down to one byte, reads to the same snapshot
+/// as the whole file (the writer's bytes of both are equal), and a truncated one fails with
+/// the same error: the page parses picked files as they are read (`app/src/worker/streaming`).
+#[test]
+fn real_fixtures_read_the_same_streamed_in_chunks() {
+    let Some(files) = fixtures::real_fixtures() else {
+        return;
+    };
+    let mut streamed_files = 0;
+    for f in files {
+        let bytes = std::fs::read(&f).expect("read fixture");
+        if !Streaming::suits(&bytes) {
+            continue;
+        }
+        streamed_files += 1;
+        let whole = read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let expected = write(&whole);
+        // The browser's chunks are 64 kB to 1 MB; odd sizes split every kind of opcode.
+        let mut chunks = vec![1 << 20, 65536, 4093, 977];
+        if bytes.len() <= 256 << 10 {
+            chunks.push(1);
+        }
+        for chunk in chunks {
+            let s = streamed(&bytes, chunk)
+                .unwrap_or_else(|e| panic!("{} in {chunk}-byte chunks: {e}", f.display()));
+            assert!(
+                write(&s) == expected,
+                "{} in {chunk}-byte chunks reads otherwise",
+                f.display()
+            );
+        }
+        let cut = &bytes[..bytes.len() * 2 / 3];
+        let whole_error = read(cut).err();
+        assert!(
+            whole_error.is_some(),
+            "{}: cut short, still reads",
+            f.display()
+        );
+        assert_eq!(
+            streamed(cut, 4093).err(),
+            whole_error,
+            "{}: cut short",
+            f.display()
+        );
+    }
+    assert!(
+        streamed_files >= 10,
+        "only {streamed_files} pickles streamed"
+    );
 }

@@ -48,6 +48,17 @@ extern "C" {
 }
 
 pub async fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
+    read_each(id, file, &mut |_| {}).await
+}
+
+/// As `read_all`, calling `on_chunk` with the bytes read so far after each chunk of them (the
+/// streaming parse, `worker::streaming`). The buffer is never reallocated while the file is no
+/// longer than its size said, so what `on_chunk` saw stays where it was.
+pub async fn read_each(
+    id: RequestId,
+    file: &File,
+    on_chunk: &mut dyn FnMut(&[u8]),
+) -> Result<Vec<u8>, String> {
     let name = file.name();
     let total = file.size();
     // Refused before reading: a file over the limit would exhaust the worker's memory.
@@ -59,10 +70,10 @@ pub async fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
     options.set_mode(ReadableStreamReaderMode::Byob);
     let stream: Stream = file.stream().unchecked_into();
     match stream.get_reader(&options) {
-        Ok(reader) => read_byob(id, &reader, total, &mut out)
+        Ok(reader) => read_byob(id, &reader, total, &mut out, on_chunk)
             .await
             .map_err(fail)?,
-        Err(_) => read_sync(id, file, total, &mut out).map_err(fail)?,
+        Err(_) => read_sync(id, file, total, &mut out, on_chunk).map_err(fail)?,
     }
     Ok(out)
 }
@@ -72,6 +83,7 @@ async fn read_byob(
     reader: &ReadableStreamByobReader,
     total: f64,
     out: &mut Vec<u8>,
+    on_chunk: &mut dyn FnMut(&[u8]),
 ) -> Result<(), JsValue> {
     let mut view = BUFFER_VIEW
         .with(|b| b.borrow_mut().take())
@@ -99,6 +111,7 @@ async fn read_byob(
             break;
         }
         append(out, &view);
+        on_chunk(out);
         if out.len() - reported >= SLICE as usize {
             reported = out.len();
             progress(id, Stage::Reading, out.len() as u64, Some(total as u64));
@@ -110,7 +123,13 @@ async fn read_byob(
     Ok(())
 }
 
-fn read_sync(id: RequestId, file: &File, total: f64, out: &mut Vec<u8>) -> Result<(), JsValue> {
+fn read_sync(
+    id: RequestId,
+    file: &File,
+    total: f64,
+    out: &mut Vec<u8>,
+    on_chunk: &mut dyn FnMut(&[u8]),
+) -> Result<(), JsValue> {
     let reader = FileReaderSync::new()?;
     let mut start = 0.0;
     while start < total {
@@ -118,6 +137,7 @@ fn read_sync(id: RequestId, file: &File, total: f64, out: &mut Vec<u8>) -> Resul
         let blob = file.slice_with_f64_and_f64(start, end)?;
         let buffer = reader.read_as_array_buffer(&blob)?;
         append(out, &Uint8Array::new(&buffer));
+        on_chunk(out);
         start = end;
         progress(id, Stage::Reading, out.len() as u64, Some(total as u64));
     }

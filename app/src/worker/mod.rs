@@ -7,6 +7,7 @@ mod out_of_memory;
 mod paced;
 mod prefault;
 mod serial;
+mod streaming;
 mod warm_up;
 
 use std::cell::RefCell;
@@ -109,15 +110,24 @@ fn handle(data: JsValue) -> serial::Pending {
             paced::cancel_all();
             let file = attached_file(&data);
             Some(Box::pin(async move {
-                let started = perf::now();
                 let Some(file) = file else {
                     let message = "no file came with the open request".to_string();
                     return post(id, &Response::Failed { message });
                 };
-                match file::read_all(id, &file).await {
-                    Ok(bytes) => {
-                        perf::measure_since(perf::WORKER_READ, started);
-                        open(id, &name, bytes, perf::now() - started)
+                match streaming::read(id, &file).await {
+                    Ok(streaming::Read::Parsed {
+                        parsed,
+                        size,
+                        read_ms,
+                        parse_ms,
+                    }) => {
+                        let parsed = parsed
+                            .map(|s| (s, parse_ms))
+                            .map_err(|e| unreadable(&name, e));
+                        opened(id, &name, size, parsed, read_ms)
+                    }
+                    Ok(streaming::Read::Bytes { bytes, read_ms }) => {
+                        open(id, &name, bytes, read_ms)
                     }
                     Err(message) => post(id, &Response::Failed { message }),
                 }
@@ -219,7 +229,11 @@ fn parse(id: RequestId, name: &str, bytes: &[u8]) -> Result<(Snapshot, f64), Str
     perf::measure_since(perf::WORKER_PARSE, started);
     parsed
         .map(|snapshot| (snapshot, perf::now() - started))
-        .map_err(|e| format!("{name}: not a snapshot memsnap can read: {e}"))
+        .map_err(|e| unreadable(name, e))
+}
+
+fn unreadable(name: &str, e: memsnap_core::snapshot::ReadError) -> String {
+    format!("{name}: not a snapshot memsnap can read: {e}")
 }
 
 /// Parses `bytes` (read in `read_ms`); on success the result replaces the open snapshot.
@@ -227,6 +241,17 @@ fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
     let size = bytes.len() as u64;
     let parsed = parse(id, name, &bytes);
     drop(bytes);
+    opened(id, name, size, parsed, read_ms)
+}
+
+/// Indexes a parsed file (`size` bytes, read in `read_ms`), which then replaces the open one.
+fn opened(
+    id: RequestId,
+    name: &str,
+    size: u64,
+    parsed: Result<(Snapshot, f64), String>,
+    read_ms: f64,
+) {
     match parsed {
         Ok((mut snapshot, parse_ms)) => {
             let indexing = perf::now();

@@ -99,13 +99,7 @@ pub fn read_with_progress(
 }
 
 fn decode(bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Result<Snapshot, ReadError> {
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(ReadError::whole(format!(
-            "the snapshot is {} bytes, larger than the {} GiB memsnap reads (reading needs about 3 times the file size in memory)",
-            bytes.len(),
-            MAX_INPUT_BYTES >> 30
-        )));
-    }
+    too_large(bytes.len())?;
     let (arena, traces) = if json::is_json(bytes) {
         (json::parse(bytes, progress)?, Vec::new())
     } else {
@@ -114,6 +108,59 @@ fn decode(bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Result<Snapshot, ReadE
     let snapshot = schema::build(&arena, traces, bytes.len() as u64)?;
     progress(bytes.len() as u64);
     Ok(snapshot)
+}
+
+fn too_large(len: usize) -> Result<(), ReadError> {
+    if len as u64 > MAX_INPUT_BYTES {
+        return Err(ReadError::whole(format!(
+            "the snapshot is {len} bytes, larger than the {} GiB memsnap reads (reading needs about 3 times the file size in memory)",
+            MAX_INPUT_BYTES >> 30
+        )));
+    }
+    Ok(())
+}
+
+/// A snapshot read as its bytes arrive, so that parsing overlaps reading (the viewer's worker
+/// parses each chunk of a picked file while the browser fetches the next). Raw pickles only
+/// ([`Streaming::suits`]); the result, errors included, is [`read`]'s on the whole input.
+pub struct Streaming<'a> {
+    machine: pickle::Incremental<'a>,
+    total: usize,
+}
+
+impl<'a> Streaming<'a> {
+    /// Whether an input starting with `first` (a few bytes at least) can be read this way: a
+    /// pickle, not gzip or JSON.
+    pub fn suits(first: &[u8]) -> bool {
+        !first.is_empty() && !gzip::is_gzip(first) && !json::is_json(first)
+    }
+
+    /// For an input of `total` bytes.
+    pub fn new(total: usize) -> Result<Streaming<'a>, ReadError> {
+        too_large(total)?;
+        if total == 0 {
+            return Err(ReadError::whole("empty input: not a pickle"));
+        }
+        Ok(Streaming {
+            machine: pickle::Incremental::new(total),
+            total,
+        })
+    }
+
+    /// Reads on with `prefix`, the input so far: each call's extends the last, with the same
+    /// bytes where they overlap. `None` until `prefix` is the whole input, then the snapshot.
+    pub fn advance(
+        &mut self,
+        prefix: &'a [u8],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Option<Snapshot>, ReadError> {
+        let Some((arena, traces)) = self.machine.advance(prefix, progress)? else {
+            return Ok(None);
+        };
+        let snapshot = schema::build(&arena, traces, self.total as u64)?;
+        progress(self.total as u64);
+        Ok(Some(snapshot))
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,37 @@ use super::super::model::{Action, BlockState, Form, Snapshot};
 use super::super::opcodes as op;
 use super::super::value::Value;
 use super::super::write::write;
-use super::{read, read_with_progress, ReadError};
+use super::{read_with_progress, ReadError, Streaming};
+
+/// `super::read`, checked against the same input read as it streams in ([`Streaming`], one
+/// byte at a time for small inputs): every test here also tests that the streamed read gives
+/// the same snapshot, or the same error, as the whole one.
+fn read(bytes: &[u8]) -> Result<Snapshot, ReadError> {
+    let whole = super::read(bytes);
+    if Streaming::suits(bytes) {
+        let step = if bytes.len() <= 1 << 16 { 1 } else { 997 };
+        match (&whole, streamed(bytes, step)) {
+            (Ok(a), Ok(b)) => assert!(write(a) == write(&b), "streamed read differs"),
+            (Err(a), Err(b)) => assert_eq!(a, &b, "streamed read fails otherwise"),
+            (a, b) => panic!("whole read {a:?}, streamed read {b:?}"),
+        }
+    }
+    whole
+}
+
+/// Reads `bytes` through [`Streaming`], `step` bytes more each time.
+fn streamed(bytes: &[u8], step: usize) -> Result<Snapshot, ReadError> {
+    let mut s = Streaming::new(bytes.len())?;
+    let mut end = 0;
+    loop {
+        end = (end + step).min(bytes.len());
+        if let Some(snapshot) = s.advance(&bytes[..end], &mut |_| {})? {
+            assert_eq!(end, bytes.len(), "a snapshot before the input's end");
+            return Ok(snapshot);
+        }
+        assert!(end < bytes.len(), "no snapshot at the input's end");
+    }
+}
 
 /// Builds pickles opcode by opcode.
 #[derive(Default)]

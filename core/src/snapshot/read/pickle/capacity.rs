@@ -35,7 +35,7 @@ impl Machine<'_> {
         if window < PROGRESS_STEP / 2 {
             return;
         }
-        let rest = self.data.len() - self.pos;
+        let rest = self.total - self.pos;
         ahead(&mut self.nodes, last.nodes, window, rest);
         ahead(&mut self.at, last.at, window, rest);
         ahead(&mut self.items, last.items, window, rest);

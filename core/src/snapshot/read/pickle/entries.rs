@@ -93,10 +93,10 @@ impl Machine<'_> {
     /// Pushes a new entry node writing into `sink`.
     pub(super) fn new_entry(&mut self, sink: u32) -> Result<(), ReadError> {
         self.entry_count += 1;
-        if self.entry_count > self.data.len() / MIN_ENTRY_BYTES {
+        if self.entry_count > self.total / MIN_ENTRY_BYTES {
             return Err(self.err(format!(
                 "more trace entry dicts than a {}-byte pickle can hold (at most one per {MIN_ENTRY_BYTES} bytes): corrupt or hostile file",
-                self.data.len()
+                self.total
             )));
         }
         let t = &mut self.traces[sink as usize];
