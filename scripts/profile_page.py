@@ -19,6 +19,7 @@ Chromium's DevTools, Performance panel) and summarised on stdout. Needs Chromium
 import argparse
 import asyncio
 import collections
+import contextlib
 import functools
 import http.server
 import json
@@ -184,10 +185,27 @@ def summary(label, profile, top):
 async def run(args):
     server = serve(os.path.abspath(args.dist), args.files)
     url = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        async with devtools(args.chromium_arg) as cdp:
+            os.makedirs(args.out, exist_ok=True)
+            report = {}
+            for i, file in enumerate(args.files):
+                report[os.path.basename(file)] = await profile_file(cdp, url, file, i, args)
+        with open(os.path.join(args.out, "summary.json"), "w") as f:
+            json.dump(report, f, indent=1)
+        print(f"profile_page: wrote {args.out}/")
+    finally:
+        server.shutdown()
+
+
+@contextlib.asynccontextmanager
+async def devtools(extra_args=()):
+    """A fresh headless Chromium (its own profile) and a `Cdp` connection to it; both go at
+    the end. scripts/read_probe.py uses it too."""
     profile_dir = tempfile.mkdtemp(prefix="memsnap-profile-")
     proc = subprocess.Popen(
         [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--remote-debugging-port=0", f"--user-data-dir={profile_dir}", *args.chromium_arg,
+         "--remote-debugging-port=0", f"--user-data-dir={profile_dir}", *extra_args,
          "about:blank"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -200,18 +218,13 @@ async def run(args):
         async with websockets.connect(f"ws://127.0.0.1:{port}{path}", max_size=None) as ws:
             cdp = Cdp(ws)
             pump = asyncio.create_task(cdp.pump())
-            os.makedirs(args.out, exist_ok=True)
-            report = {}
-            for i, file in enumerate(args.files):
-                report[os.path.basename(file)] = await profile_file(cdp, url, file, i, args)
-            pump.cancel()
-        with open(os.path.join(args.out, "summary.json"), "w") as f:
-            json.dump(report, f, indent=1)
-        print(f"profile_page: wrote {args.out}/")
+            try:
+                yield cdp
+            finally:
+                pump.cancel()
     finally:
         proc.terminate()
         proc.wait()
-        server.shutdown()
         shutil.rmtree(profile_dir, ignore_errors=True)
 
 

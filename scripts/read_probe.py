@@ -22,14 +22,12 @@ import os
 import shutil
 import socketserver
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from profile_page import Cdp, chromium, websockets  # noqa: E402
+from profile_page import devtools  # noqa: E402
 
 PAGE = """<!doctype html><input type=file id=f><script>
 window.results = null;
@@ -123,21 +121,8 @@ async def run(args, root):
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
-    profile = tempfile.mkdtemp(prefix="memsnap-read-probe-")
-    proc = subprocess.Popen(
-        [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        port_file = os.path.join(profile, "DevToolsActivePort")
-        for _ in range(200):
-            if os.path.exists(port_file) and open(port_file).read().count("\n") >= 1:
-                break
-            time.sleep(0.05)
-        port, path = open(port_file).read().split("\n")[:2]
-        async with websockets.connect(f"ws://127.0.0.1:{port}{path}", max_size=None) as ws:
-            cdp = Cdp(ws)
-            pump = asyncio.create_task(cdp.pump())
+        async with devtools() as cdp:
             for file in args.files:
                 mb = os.path.getsize(file) / 1e6
                 print(f"{os.path.basename(file)} ({mb:.1f} MB): first read / later reads, "
@@ -149,12 +134,8 @@ async def run(args, root):
                     later = statistics.median(x for r in runs for x in r[1:]) if args.reps > 1 else first
                     print(f"  {method:12} {first:7.1f} ms ({mb / first * 1e3:5.0f} MB/s)"
                           f"   {later:7.1f} ms ({mb / later * 1e3:5.0f} MB/s)")
-            pump.cancel()
     finally:
-        proc.terminate()
-        proc.wait()
         server.shutdown()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
