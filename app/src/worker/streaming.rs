@@ -80,22 +80,17 @@ pub async fn read(id: RequestId, file: &File) -> Result<Read, String> {
     drop(stream);
     let bytes = bytes?;
     let wall = perf::now() - started;
+    perf::measure_since(perf::WORKER_READ, started);
     Ok(match parsed {
-        Some(parsed) => {
-            perf::measure_since(perf::WORKER_READ, started);
-            Read::Parsed {
-                parsed,
-                size: bytes.len() as u64,
-                read_ms: wall - parse_ms,
-                parse_ms,
-            }
-        }
-        None => {
-            perf::measure_since(perf::WORKER_READ, started);
-            Read::Bytes {
-                bytes,
-                read_ms: wall,
-            }
-        }
+        Some(parsed) => Read::Parsed {
+            parsed,
+            size: bytes.len() as u64,
+            read_ms: wall - parse_ms,
+            parse_ms,
+        },
+        None => Read::Bytes {
+            bytes,
+            read_ms: wall,
+        },
     })
 }

@@ -20,8 +20,8 @@ use crate::viewmodel::{answer, file_summary, first_paint_requests, Analyses};
 /// (scripts/profile_page.py, cold against warm opens). 2,500 entries instead of 1,000 warmed no
 /// better and left the worker 2.3 MB larger before any file.
 const INPUT: &[u8] = include_bytes!("../../assets/warm-up.pickle.gz");
-/// Passes over it (3–15 ms each under the profiler, the first about 45 ms; 20 passes gained nothing
-/// over 6 on the first file, scripts/profile_page.py).
+/// Passes over it (3–15 ms each under the profiler, the first about 45 ms; 20 passes gained
+/// nothing over 6 on the first file, scripts/profile_page.py).
 const PASSES: u32 = 6;
 
 thread_local! {

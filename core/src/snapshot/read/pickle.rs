@@ -99,7 +99,7 @@ pub(super) fn parse<'a>(
     let mut m = Machine::new(data.len());
     m.data = data;
     match m.run(progress)? {
-        Some(root) => Ok(m.finish(root)),
+        Some(root) => Ok(m.take_result(root)),
         // The input is whole, so the machine never waits for more of it.
         None => Err(ReadError::whole(
             "the pickle machine stopped before the input's end",
@@ -165,10 +165,7 @@ impl<'a> Incremental<'a> {
             m.data = &prefix[..self.scanned];
         }
         match m.run(progress)? {
-            Some(root) => {
-                let machine = std::mem::replace(m, Machine::new(0));
-                Ok(Some(machine.finish(root)))
-            }
+            Some(root) => Ok(Some(m.take_result(root))),
             None => Ok(None),
         }
     }
@@ -211,15 +208,16 @@ impl<'a> Machine<'a> {
         }
     }
 
-    fn finish(self, root: NodeId) -> (Arena<'a>, Vec<TraceSink>) {
+    /// The object graph and trace entries, taken out (the machine is done with them).
+    fn take_result(&mut self, root: NodeId) -> (Arena<'a>, Vec<TraceSink>) {
         let arena = Arena {
-            nodes: self.nodes,
-            at: self.at,
-            items: self.items,
-            pairs: self.pairs,
+            nodes: std::mem::take(&mut self.nodes),
+            at: std::mem::take(&mut self.at),
+            items: std::mem::take(&mut self.items),
+            pairs: std::mem::take(&mut self.pairs),
             root,
         };
-        (arena, self.traces)
+        (arena, std::mem::take(&mut self.traces))
     }
 }
 
