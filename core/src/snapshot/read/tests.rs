@@ -1113,3 +1113,32 @@ fn lists_sharing_equal_items_stay_apart_when_appended_to() {
     ]));
     assert_eq!(extra_value(&p.end_extra()), want);
 }
+
+/// A streamed read refuses what is not one input arriving: nothing at all, more than the
+/// size it was made for, or bytes that go back on what came before. Each says so.
+#[test]
+fn streaming_refuses_inputs_that_are_not_one_input_arriving() {
+    let bytes = shared_frames_pickle();
+    let e = Streaming::new(0).err().expect("an empty input is refused");
+    assert!(e.message.contains("empty input"), "{e}");
+    let e = Streaming::new(usize::MAX)
+        .err()
+        .expect("a huge input is refused");
+    assert!(e.message.contains("larger than"), "{e}");
+
+    let mut s = Streaming::new(bytes.len() - 1).unwrap_or_else(|e| panic!("{e}"));
+    let e = s
+        .advance(&bytes, &mut |_| {})
+        .err()
+        .expect("too many bytes");
+    assert!(e.message.contains("changed while being read"), "{e}");
+
+    let mut s = Streaming::new(bytes.len()).unwrap_or_else(|e| panic!("{e}"));
+    let half = &bytes[..bytes.len() / 2];
+    assert!(matches!(s.advance(half, &mut |_| {}), Ok(None)));
+    let e = s
+        .advance(&bytes[..3], &mut |_| {})
+        .err()
+        .expect("fewer bytes than before");
+    assert!(e.message.contains("changed while being read"), "{e}");
+}
