@@ -1118,27 +1118,28 @@ fn lists_sharing_equal_items_stay_apart_when_appended_to() {
 /// size it was made for, or bytes that go back on what came before. Each says so.
 #[test]
 fn streaming_refuses_inputs_that_are_not_one_input_arriving() {
+    fn refused<T>(what: &str, r: Result<T, ReadError>) -> ReadError {
+        match r {
+            Ok(_) => panic!("{what} is not refused"),
+            Err(e) => e,
+        }
+    }
     let bytes = shared_frames_pickle();
-    let e = Streaming::new(0).err().expect("an empty input is refused");
+    let e = refused("an empty input", Streaming::new(0));
     assert!(e.message.contains("empty input"), "{e}");
-    let e = Streaming::new(usize::MAX)
-        .err()
-        .expect("a huge input is refused");
+    let e = refused("a huge input", Streaming::new(usize::MAX));
     assert!(e.message.contains("larger than"), "{e}");
 
     let mut s = Streaming::new(bytes.len() - 1).unwrap_or_else(|e| panic!("{e}"));
-    let e = s
-        .advance(&bytes, &mut |_| {})
-        .err()
-        .expect("too many bytes");
+    let e = refused("too many bytes", s.advance(&bytes, &mut |_| {}));
     assert!(e.message.contains("changed while being read"), "{e}");
 
     let mut s = Streaming::new(bytes.len()).unwrap_or_else(|e| panic!("{e}"));
     let half = &bytes[..bytes.len() / 2];
     assert!(matches!(s.advance(half, &mut |_| {}), Ok(None)));
-    let e = s
-        .advance(&bytes[..3], &mut |_| {})
-        .err()
-        .expect("fewer bytes than before");
+    let e = refused(
+        "fewer bytes than before",
+        s.advance(&bytes[..3], &mut |_| {}),
+    );
     assert!(e.message.contains("changed while being read"), "{e}");
 }
