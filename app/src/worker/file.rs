@@ -89,16 +89,12 @@ async fn read_byob(
         .with(|b| b.borrow_mut().take())
         .unwrap_or_else(|| Uint8Array::new_with_length(BUFFER));
     let mut reported = 0;
-    let mut first = true;
+    // The whole buffer each time (a read answers a view of the part it filled).
+    let mut pending = reader.read_with_array_buffer_view(&Uint8Array::new(&view.buffer()));
+    // While the browser fetches the first bytes.
+    super::prefault::first_file(total as usize);
     loop {
-        // The whole buffer each time (a read answers a view of the part it filled).
-        let whole = Uint8Array::new(&view.buffer());
-        let read = reader.read_with_array_buffer_view(&whole);
-        if std::mem::take(&mut first) {
-            // While the browser fetches the first bytes.
-            super::prefault::first_file(total as usize);
-        }
-        let result = JsFuture::from(read).await?;
+        let result = JsFuture::from(pending).await?;
         let value: Uint8Array = Reflect::get(&result, &"value".into())?.unchecked_into();
         let done = Reflect::get(&result, &"done".into())?
             .as_bool()
@@ -111,6 +107,9 @@ async fn read_byob(
             break;
         }
         append(out, &view);
+        // Copied out, the buffer can take the next bytes: asked for before `on_chunk` parses,
+        // so that the browser reads on meanwhile instead of waiting for the parse.
+        pending = reader.read_with_array_buffer_view(&Uint8Array::new(&view.buffer()));
         on_chunk(out);
         if out.len() - reported >= SLICE as usize {
             reported = out.len();
