@@ -296,6 +296,10 @@ async def profile_file(cdp, url, file, index, args):
             ".filter(e => e.name.startsWith('memsnap:') && e.startTime >= t0)"
             ".map(e => [e.name.slice(8), Math.round((e.startTime - t0) * 10) / 10,"
             " Math.round(e.duration * 10) / 10]); })()")
+        # The pick on the wall clock, to put the worker's measures on the page's clock.
+        picked = await evaluate(
+            "(() => { const m = performance.getEntriesByName('memsnap:file-chosen');"
+            " return performance.timeOrigin + (m.length ? m[m.length - 1].startTime : 0); })()")
         # Right after the first paint, as in the page bench: the first pauses send the
         # background analyses, whose panels the page then draws for the first time.
         zoom = await zoom_during_background(cdp, page, args.zoom) if args.zoom else None
@@ -321,6 +325,10 @@ async def profile_file(cdp, url, file, index, args):
         timeline = await trace_summary(cdp, args) if args.trace else None
         print(f"{name}, open {n + 1} ({label}): first paint {paint} ms; measures {requests}")
         print(f"  in the worker [what, at, ms]: {worker_measures}")
+        if picked is not None:
+            shift = got.get("origin", 0) - picked
+            print("  the worker's, from the pick on the page's clock: "
+                  f"{[[w, round(at + shift, 1), ms] for w, at, ms in worker_measures or [] if at + shift >= 0]}")
         if zoom:
             print(f"  zoom steps landing during background analyses (ms): {zoom['steps']}")
             print(f"  their page measures [what, at, ms]: {zoom['measures']}")
