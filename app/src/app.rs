@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::rehearsal::Rehearsal;
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
@@ -60,29 +61,44 @@ pub fn App() -> impl IntoView {
             </header>
             <aside class="sidebar">
                 <OpenPanel/>
-                <RankCompare/>
-                <DevicePicker/>
-                <Diagnostics/>
-                <PoolDiagnostics/>
-                <Insights/>
+                {side_panels()}
             </aside>
-            <main class="views">
-                <FleetOverview/>
-                <FleetTimelines/>
-                <OomPanel/>
-                <Timeline/>
-                <StateSlider/>
-                <SegmentView/>
-                <FlameGraph/>
-                <Anomalies/>
-                <WhatIf/>
-                <BeforeAfter/>
-            </main>
-            <aside class="details">
-                <StackPanel/>
-            </aside>
+            {views_and_details()}
             <div class="drop-hint">"Drop a snapshot, one per rank, or their folder to open them"</div>
         </div>
+        <Rehearsal main=state/>
+    }
+}
+
+/// The side bar's panels below the open panel: also what the rehearsal opens.
+pub(crate) fn side_panels() -> impl IntoView {
+    view! {
+        <RankCompare/>
+        <DevicePicker/>
+        <Diagnostics/>
+        <PoolDiagnostics/>
+        <Insights/>
+    }
+}
+
+/// The views and the details column.
+pub(crate) fn views_and_details() -> impl IntoView {
+    view! {
+        <main class="views">
+            <FleetOverview/>
+            <FleetTimelines/>
+            <OomPanel/>
+            <Timeline/>
+            <StateSlider/>
+            <SegmentView/>
+            <FlameGraph/>
+            <Anomalies/>
+            <WhatIf/>
+            <BeforeAfter/>
+        </main>
+        <aside class="details">
+            <StackPanel/>
+        </aside>
     }
 }
 

@@ -241,9 +241,7 @@ impl WorkerClient {
                 }
             }
             Response::Progress(p) => on_progress(p),
-            Response::WarmedUp { segments, timeline } => {
-                crate::views::warm_up(&segments, &timeline)
-            }
+            Response::WarmedUp(summary) => crate::rehearsal::warmed_up(*summary),
             body => {
                 // Take the callback out first: it may send new requests.
                 let (reply, defer, foreground_done) = {

@@ -24,6 +24,8 @@ pub mod dropped_files;
 #[cfg(target_arch = "wasm32")]
 pub mod perf;
 #[cfg(target_arch = "wasm32")]
+pub mod rehearsal;
+#[cfg(target_arch = "wasm32")]
 pub mod state;
 #[cfg(target_arch = "wasm32")]
 pub mod views;

@@ -31,8 +31,9 @@ pub const WORKER_PARSE: &str = "memsnap:worker:parse";
 pub const WORKER_INDEX: &str = "memsnap:worker:index";
 pub const WORKER_ANSWER: &str = "memsnap:worker:answer:";
 pub const WORKER_POST: &str = "memsnap:worker:post";
-/// The page's warm-up on the worker's warm-up answers (`views::warm_up`).
-pub const PAGE_WARM_UP: &str = "memsnap:page-warm-up";
+/// The page's rehearsal of the worker's warm-up snapshot, from its start to its end
+/// (`rehearsal`).
+pub const REHEARSAL: &str = "memsnap:rehearsal";
 /// One pass of the worker's warm-up (`worker::warm_up`).
 pub const WORKER_WARM_UP: &str = "memsnap:worker:warm-up";
 

@@ -148,13 +148,10 @@ pub enum Response {
         device: i64,
         pools: Vec<PoolTotals>,
     },
-    /// Unasked, once after the worker's warm-up: its answers to the first paint's requests on
-    /// the warm-up input, for the page to run its own first-paint code on (decoding them,
-    /// building block rows, drawing a timeline off screen) before a real file needs it.
-    WarmedUp {
-        segments: Box<SegmentsView>,
-        timeline: Box<TimelineView>,
-    },
+    /// Unasked, once after the worker's warm-up: the summary of its warm-up input, which it
+    /// keeps open until a file is, for the page to open out of sight (`rehearsal`) before a
+    /// real file needs its code.
+    WarmedUp(Box<FileSummary>),
     /// The request could not be answered; `message` says why (for opens: the reader's error).
     Failed {
         message: String,

@@ -49,6 +49,8 @@ pub struct AppState {
     pub segments: RwSignal<Option<Arc<SegmentsView>>>,
     pub diagnostics: RwSignal<Option<DiagnosticsView>>,
     pub hover: RwSignal<Option<Hover>>,
+    /// The page's rehearsal of its warm-up snapshot (`rehearsal`), not the page itself.
+    rehearsal: bool,
 }
 
 impl AppState {
@@ -66,10 +68,44 @@ impl AppState {
             segments: RwSignal::new(None),
             diagnostics: RwSignal::new(None),
             hover: RwSignal::new(None),
+            rehearsal: false,
         };
         let client = state.spawn_worker();
         state.clients.set_value(vec![client]);
         state
+    }
+
+    /// The state of a rehearsal (`rehearsal`): its own signals, `main`'s worker.
+    pub fn rehearsing(main: &AppState) -> AppState {
+        AppState {
+            clients: main.clients,
+            generation: StoredValue::new(0),
+            active: main.active,
+            fleet: FleetState::new(),
+            opening: RwSignal::new(None),
+            load_error: RwSignal::new(None),
+            file: RwSignal::new(None),
+            device: RwSignal::new(None),
+            segments: RwSignal::new(None),
+            diagnostics: RwSignal::new(None),
+            hover: RwSignal::new(None),
+            rehearsal: true,
+        }
+    }
+
+    /// Replies to the requests sent so far will not be handed over (their views are gone).
+    pub fn forget_replies(&self) {
+        self.generation.update_value(|g| *g += 1);
+    }
+
+    /// Called by a view once it has drawn data of the open file: ends the page's load-to-first-
+    /// paint measure (`perf`), or the rehearsal.
+    pub fn painted(&self, view: crate::perf::View) {
+        if self.rehearsal {
+            crate::rehearsal::painted(view)
+        } else {
+            crate::perf::painted(view)
+        }
     }
 
     /// A worker whose open progress and failures go to the page's progress bar and error.
@@ -192,6 +228,7 @@ impl AppState {
     }
 
     fn start_open(&self, name: String, size: Option<u64>) {
+        crate::rehearsal::end();
         self.opening.set(Some(Opening {
             name,
             size,
@@ -199,7 +236,7 @@ impl AppState {
         }));
     }
 
-    fn finish_open(&self, response: Response) {
+    pub(crate) fn finish_open(&self, response: Response) {
         self.opening.set(None);
         match response {
             Response::Opened(summary) => {

@@ -59,12 +59,12 @@ async fn segment_rows_are_a_window_and_blocks_are_the_models() {
         return;
     };
     let c = &site.browser.client;
-    // The worker's warm-up answers reach the page, which runs its first-paint code on them
-    // once (app/src/views/warm_up.rs).
-    wait_until("the page's warm-up", || async {
+    // The worker's warm-up is done and the page has rehearsed its snapshot out of sight, once
+    // (app/src/rehearsal.rs).
+    wait_until("the page's rehearsal", || async {
         match js(
             c,
-            "return performance.getEntriesByName('memsnap:page-warm-up').length;",
+            "return performance.getEntriesByName('memsnap:rehearsal').length;",
         )
         .await
         {

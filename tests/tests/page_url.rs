@@ -2,7 +2,6 @@
 //! Pages), and the bundled example opens with one click.
 
 use memsnap_core::analysis::oom::explain_oom;
-use memsnap_core::analysis::state_at::state_at;
 use memsnap_tests::fixtures::{self, workspace_root};
 use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
@@ -57,16 +56,10 @@ async fn url_parameter_and_example_open() {
     let oom = explain_oom(&example, 0)
         .unwrap()
         .expect("the bundled example ends in an OOM");
-    let at_oom = state_at(&example, 0, oom.entry);
-    let dump = page::expected(&example);
     page::wait_shown(
         c,
         "the bundled example at its OOM",
-        &page::Expected {
-            segments: at_oom.len() as u64,
-            blocks: at_oom.iter().map(|s| s.blocks.len() as u64).sum(),
-            ..dump
-        },
+        &page::expected_at_oom(&example),
     )
     .await;
     assert_eq!(

@@ -159,6 +159,7 @@ impl AppState {
         let mut files: Vec<(u32, web_sys::File)> = numbers.into_iter().zip(files).collect();
         files.sort_by_key(|(rank, _)| *rank);
 
+        crate::rehearsal::end();
         self.stop_ranks();
         self.generation.update_value(|g| *g += 1);
         self.opening.set(None);

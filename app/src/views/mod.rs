@@ -20,7 +20,6 @@ mod size;
 mod stack;
 mod state_slider;
 mod timeline;
-mod warm_up;
 mod whatif;
 
 pub use devices::DevicePicker;
@@ -40,5 +39,4 @@ pub use insights::Insights;
 pub use oom::OomPanel;
 pub use state_slider::StateSlider;
 pub use timeline::Timeline;
-pub use warm_up::warm_up;
 pub use whatif::WhatIf;

@@ -11,7 +11,7 @@ pub fn NoTrace() -> impl IntoView {
     let state = expect_context::<crate::state::AppState>();
     Effect::new(move |_| {
         if state.file.with(|f| f.is_some()) {
-            crate::perf::painted(crate::perf::View::Timeline);
+            state.painted(crate::perf::View::Timeline);
         }
     });
     view! {

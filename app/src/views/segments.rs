@@ -59,7 +59,8 @@ pub fn SegmentView() -> impl IntoView {
         })
     });
     let measure = move || {
-        if let Some(el) = scroller.get_untracked() {
+        // `try_`: a frame or a resize may come after the view is gone (a rehearsal's).
+        if let Some(el) = scroller.try_get_untracked().flatten() {
             viewport.set(el.client_height() as f64);
             scroll_top.set(el.scroll_top() as f64);
         }
@@ -98,10 +99,11 @@ pub fn SegmentView() -> impl IntoView {
             let _ = w.request_animation_frame(after_frame.unchecked_ref());
         }
         if state.segments.with_untracked(|v| v.is_some()) {
-            perf::painted(perf::View::Segments);
+            state.painted(perf::View::Segments);
         }
     });
-    let _ = window_event_listener(leptos::ev::resize, move |_| measure());
+    let resized = window_event_listener(leptos::ev::resize, move |_| measure());
+    on_cleanup(move || resized.remove());
 
     let rows = move || {
         let Some(view) = state.segments.get() else {
@@ -319,17 +321,6 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
                 </div>
             </div>
         </div>
-    }
-}
-
-/// The page's share of the warm-up (`views::warm_up`): the rows' HTML of the worker's
-/// warm-up segments, built and dropped, and their orders.
-pub(super) fn warm_up(v: &SegmentsView) {
-    for by in [SortBy::Size, SortBy::Address] {
-        std::hint::black_box(sorted(&v.segments, by));
-    }
-    for seg in &v.segments {
-        std::hint::black_box(blocks_html(seg));
     }
 }
 

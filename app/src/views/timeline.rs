@@ -73,7 +73,8 @@ fn TimelineChart() -> impl IntoView {
             width.set(w.max(200.0));
         }
     };
-    let _ = window_event_listener(leptos::ev::resize, move |_| measure());
+    let resized = window_event_listener(leptos::ev::resize, move |_| measure());
+    on_cleanup(move || resized.remove());
 
     fn send(
         state: AppState,
@@ -146,7 +147,7 @@ fn TimelineChart() -> impl IntoView {
                 // What is on the canvas now, for the benchmark to wait on.
                 let _ =
                     c.set_attribute("data-drawn", &format!("{}-{}", v.range.start, v.range.end));
-                perf::painted(perf::View::Timeline);
+                state.painted(perf::View::Timeline);
             }
         }
     });
@@ -495,28 +496,6 @@ fn draw(
         return;
     }
     draw_with(&palette(canvas), canvas, width, v, cursor, hover);
-}
-
-/// The page's share of the warm-up (`views::warm_up`): the worker's timeline of its warm-up
-/// input drawn once on a canvas that is never shown, so that the first real draw runs
-/// optimised code. Default colours: the theme's are read from a canvas in the page.
-pub(super) fn warm_up(v: &TimelineView) {
-    let Some(canvas) = document()
-        .create_element("canvas")
-        .ok()
-        .and_then(|c| c.dyn_into::<HtmlCanvasElement>().ok())
-    else {
-        return;
-    };
-    let width = v.columns.len() as f64 + LEFT + RIGHT;
-    draw_with(
-        &Palette::light(),
-        &canvas,
-        width,
-        Some(v),
-        Some(v.range.start),
-        None,
-    );
 }
 
 fn draw_with(

@@ -10,7 +10,7 @@ mod serial;
 mod streaming;
 mod warm_up;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Array, Uint8Array};
@@ -32,6 +32,8 @@ thread_local! {
     static OPEN: RefCell<Option<Rc<Snapshot>>> = const { RefCell::new(None) };
     /// What the analysis views reuse for the open snapshot (timelines, state histories).
     static CACHE: RefCell<Analyses> = RefCell::new(Analyses::new());
+    /// The open snapshot is the warm-up's (`warm_up`), not a file the user opened.
+    static WARM_UP_OPEN: Cell<bool> = const { Cell::new(false) };
 }
 
 pub fn start() {
@@ -170,10 +172,11 @@ fn handle(data: JsValue) -> serial::Pending {
                 });
                 let response = match before {
                     Ok(before) => OPEN.with(|open| match &*open.borrow() {
-                        Some(after) => {
+                        Some(after) if !WARM_UP_OPEN.get() => {
                             Response::Compare(compare_view(&before, after, &name, device))
                         }
-                        None => Response::Failed {
+                        // Nothing, or the warm-up's snapshot, is open.
+                        _ => Response::Failed {
                             message: "open the AFTER file first".into(),
                         },
                     }),
@@ -261,11 +264,25 @@ fn opened(
             summary.index_ms = perf::now() - indexing;
             perf::measure_since(perf::WORKER_INDEX, indexing);
             summary.worker_memory = perf::wasm_memory_bytes();
-            OPEN.with(|open| *open.borrow_mut() = Some(Rc::new(snapshot)));
-            CACHE.with(|c| *c.borrow_mut() = cache);
+            install(snapshot, cache);
+            WARM_UP_OPEN.set(false);
             post(id, &Response::Opened(summary));
         }
         Err(message) => post(id, &Response::Failed { message }),
+    }
+}
+
+/// Makes `snapshot`, indexed in `cache`, the open one.
+fn install(snapshot: Snapshot, cache: Analyses) {
+    OPEN.with(|open| *open.borrow_mut() = Some(Rc::new(snapshot)));
+    CACHE.with(|c| *c.borrow_mut() = cache);
+}
+
+/// Opens the warm-up's snapshot, unless a file was opened meanwhile.
+fn install_warm_up(snapshot: Snapshot, cache: Analyses) {
+    if OPEN.with(|open| open.borrow().is_none()) {
+        install(snapshot, cache);
+        WARM_UP_OPEN.set(true);
     }
 }
 

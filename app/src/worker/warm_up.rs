@@ -4,13 +4,15 @@
 //! cs336-c-medium512-training at 42 MB/s first, 96 MB/s after). While the user picks a file,
 //! the worker parses and indexes a CPython-made snapshot a few times and answers the first
 //! paint's requests on it, one pass per task so a request that arrives meanwhile waits for one
-//! pass at most (a few ms).
+//! pass at most (a few ms). The last pass's snapshot stays open, and its summary goes to the
+//! page (`WarmedUp`), which opens it out of sight once (`rehearsal`), its views asking this
+//! worker as for a real file.
 
 use memsnap_core::snapshot;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::protocol::Response;
+use crate::protocol::{FileSummary, Response};
 use crate::viewmodel::{answer, file_summary, first_paint_requests, Analyses};
 
 /// A gzipped CPython pickle of a `capture` run whose entries and blocks carry deep PyTorch-like
@@ -49,14 +51,12 @@ fn schedule(left: u32) {
             return;
         }
         let started = crate::perf::now();
-        let answers = pass();
-        // The first pass's answers, so the page warms up alongside the passes left.
-        if left == PASSES {
-            if let Some(warmed) = answers {
-                super::post(0, &warmed);
-            }
-        }
+        let last = pass(left == 1);
         crate::perf::measure_since(crate::perf::WORKER_WARM_UP, started);
+        if let Some((snapshot, cache, summary)) = last {
+            super::install_warm_up(snapshot, cache);
+            super::post(0, &Response::WarmedUp(Box::new(summary)));
+        }
         schedule(left - 1);
     });
     if let Err(e) = super::scope()
@@ -67,26 +67,17 @@ fn schedule(left: u32) {
 }
 
 /// One parse and index of the input and the first paint's two answers (segments and the
-/// timeline), returned as the page's `WarmedUp` (the first pass sends it).
-fn pass() -> Option<Response> {
+/// timeline); on the `last` pass, the snapshot, its index and its summary, to keep open.
+fn pass(last: bool) -> Option<(snapshot::Snapshot, Analyses, FileSummary)> {
     match snapshot::read(INPUT) {
         Ok(mut snap) => {
             let mut cache = Analyses::for_open(&mut snap);
             let summary = file_summary(&snap, &mut cache, "warm-up.pickle.gz", 0, 0.0);
             let device = summary.opening_device().unwrap_or(0);
-            let [segments, timeline] = first_paint_requests(&snap, device);
-            match (
-                answer(&snap, &mut cache, &segments),
-                answer(&snap, &mut cache, &timeline),
-            ) {
-                (Response::Segments(segments), Response::Timeline(timeline)) => {
-                    Some(Response::WarmedUp {
-                        segments: Box::new(segments),
-                        timeline: Box::new(timeline),
-                    })
-                }
-                _ => None,
+            for request in first_paint_requests(&snap, device) {
+                std::hint::black_box(answer(&snap, &mut cache, &request));
             }
+            last.then_some((snap, cache, summary))
         }
         Err(e) => {
             web_sys::console::error_1(&format!("memsnap worker: warm-up: {e}").into());

@@ -223,6 +223,20 @@ pub fn expected_on(snapshot: &Snapshot, device: i64) -> Expected {
     }
 }
 
+/// What the page must show for a file that opens on its first device's OOM (the bundled
+/// example does): the segments at the failing entry, the dump's totals.
+pub fn expected_at_oom(snapshot: &Snapshot) -> Expected {
+    let oom = memsnap_core::analysis::oom::explain_oom(snapshot, 0)
+        .expect("explaining the OOM")
+        .expect("the file ends in an OOM");
+    let at_oom = memsnap_core::analysis::state_at::state_at(snapshot, 0, oom.entry);
+    Expected {
+        segments: at_oom.len() as u64,
+        blocks: at_oom.iter().map(|s| s.blocks.len() as u64).sum(),
+        ..expected(snapshot)
+    }
+}
+
 /// What the page shows now, in the same shape.
 pub async fn shown(c: &Client) -> Result<Expected, String> {
     let num = |s: String| s.trim().parse::<u64>().map_err(|e| format!("{s:?}: {e}"));
