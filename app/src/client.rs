@@ -117,6 +117,11 @@ impl WorkerClient {
         self.pump();
     }
 
+    /// Drops the background requests held (never sent; their replies never come).
+    pub fn drop_background(&self) {
+        self.inner.borrow_mut().background.clear();
+    }
+
     /// Applies the background answers held while the foreground was busy, in a task of their
     /// own: the foreground answer's effects (a timeline draw) run first, and the browser may
     /// show that frame before these.

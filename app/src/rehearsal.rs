@@ -12,8 +12,8 @@
 //! It starts when the worker says its warm-up is done (`Response::WarmedUp`, which leaves the
 //! warm-up snapshot open in the worker), if the page has not opened anything yet. It ends at
 //! its own first paint, when the user opens anything, or after `LONGEST_MS`, whichever comes
-//! first: its views are unmounted and the replies still due to them dropped
-//! (`AppState::forget_replies`). It is a second `AppState` sharing the page's worker, inside
+//! first: its views are unmounted, the replies still due to them dropped and its background
+//! analyses never asked for (`AppState::abandon`). It is a second `AppState` sharing the page's worker, inside
 //! an inert, invisible, fixed layer, so nothing it draws is seen, clicked or read aloud.
 
 use std::cell::{Cell, RefCell};
@@ -101,7 +101,7 @@ pub fn end() {
         return;
     };
     if let Some(state) = on.get_untracked() {
-        state.forget_replies();
+        state.abandon();
         on.set(None);
         crate::perf::measure_since(crate::perf::REHEARSAL, STARTED.get());
     }

@@ -93,9 +93,12 @@ impl AppState {
         }
     }
 
-    /// Replies to the requests sent so far will not be handed over (their views are gone).
-    pub fn forget_replies(&self) {
+    /// For views that are gone (a rehearsal's): the replies still due to them are dropped, and
+    /// their background requests not sent.
+    pub fn abandon(&self) {
         self.generation.update_value(|g| *g += 1);
+        self.clients
+            .with_value(|c| c.iter().flatten().for_each(WorkerClient::drop_background));
     }
 
     /// Called by a view once it has drawn data of the open file: ends the page's load-to-first-
