@@ -56,20 +56,7 @@ pub struct AppState {
 impl AppState {
     /// Spawns the worker and wires progress and failures into the signals.
     pub fn start() -> AppState {
-        let state = AppState {
-            clients: StoredValue::new_local(Vec::new()),
-            generation: StoredValue::new(0),
-            active: RwSignal::new(0),
-            fleet: FleetState::new(),
-            opening: RwSignal::new(None),
-            load_error: RwSignal::new(None),
-            file: RwSignal::new(None),
-            device: RwSignal::new(None),
-            segments: RwSignal::new(None),
-            diagnostics: RwSignal::new(None),
-            hover: RwSignal::new(None),
-            rehearsal: false,
-        };
+        let state = AppState::with(StoredValue::new_local(Vec::new()), RwSignal::new(0), false);
         let client = state.spawn_worker();
         state.clients.set_value(vec![client]);
         state
@@ -77,10 +64,19 @@ impl AppState {
 
     /// The state of a rehearsal (`rehearsal`): its own signals, `main`'s worker.
     pub fn rehearsing(main: &AppState) -> AppState {
+        AppState::with(main.clients, main.active, true)
+    }
+
+    /// Nothing open, on these workers.
+    fn with(
+        clients: StoredValue<Vec<Option<WorkerClient>>, LocalStorage>,
+        active: RwSignal<usize>,
+        rehearsal: bool,
+    ) -> AppState {
         AppState {
-            clients: main.clients,
+            clients,
             generation: StoredValue::new(0),
-            active: main.active,
+            active,
             fleet: FleetState::new(),
             opening: RwSignal::new(None),
             load_error: RwSignal::new(None),
@@ -89,7 +85,7 @@ impl AppState {
             segments: RwSignal::new(None),
             diagnostics: RwSignal::new(None),
             hover: RwSignal::new(None),
-            rehearsal: true,
+            rehearsal,
         }
     }
 
