@@ -4,17 +4,19 @@
 //! for the first time: V8 compiles a wasm function when it is first called and optimises it only
 //! once it has run a while, and Chromium builds its style and font caches on the first layout.
 //! select-n-multidevice's first open spent about 37 ms between the worker's answer and the first
-//! paint, a later open about 15. First paint of a fresh page's first open, before → after
-//! (scripts/profile_page.py, medians of 4–5 fresh browsers): cs336-a-2.7b-forward 94.7 → 77.3
-//! ms, select-n-multidevice 58.4 → 40.3 ms. It replaces a narrower warm-up that only decoded
-//! the worker's warm-up answers and drew them on a detached canvas.
+//! paint, a later open about 15 (scripts/profile_page.py). The first open's first paint in a
+//! fresh browser, before → after (page bench, `BENCH_PAGE_ONLY`, medians of 5 interleaved runs):
+//! cs336-a-2.7b-forward 98.0 → 87.0 ms, select-n-multidevice 58.8 → 49.2 ms. It replaces a
+//! narrower warm-up that only decoded the worker's warm-up answers and drew them on a detached
+//! canvas.
 //!
 //! It starts when the worker says its warm-up is done (`Response::WarmedUp`, which leaves the
 //! warm-up snapshot open in the worker), if the page has not opened anything yet. It ends at
 //! its own first paint, when the user opens anything, or after `LONGEST_MS`, whichever comes
 //! first: its views are unmounted, the replies still due to them dropped and its background
-//! analyses never asked for (`AppState::abandon`). It is a second `AppState` sharing the page's worker, inside
-//! an inert, invisible, fixed layer, so nothing it draws is seen, clicked or read aloud.
+//! analyses never asked for (`AppState::abandon`). It is a second `AppState` sharing the page's
+//! worker, inside an inert, invisible, fixed layer, so nothing it draws is seen, clicked or read
+//! aloud.
 
 use std::cell::{Cell, RefCell};
 
