@@ -108,6 +108,12 @@ fn query_param(key: &str) -> Option<String> {
     params.get(key).filter(|v| !v.is_empty())
 }
 
+/// Runs `f` in the next animation frame: after this frame's DOM and canvas work.
+pub(crate) fn next_frame(f: impl FnOnce() + 'static) {
+    let f = wasm_bindgen::closure::Closure::once_into_js(f);
+    let _ = window().request_animation_frame(f.unchecked_ref());
+}
+
 /// The `HtmlInputElement` behind an input event.
 pub(crate) fn event_input(e: &leptos::ev::Event) -> Option<web_sys::HtmlInputElement> {
     e.target()?.dyn_into().ok()

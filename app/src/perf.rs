@@ -93,9 +93,36 @@ pub enum View {
     Timeline = 2,
 }
 
+/// Which views of the first screen (`View`) have drawn data since `start`.
+#[derive(Default)]
+pub struct FirstScreen(Cell<Option<u8>>);
+
+impl FirstScreen {
+    pub const fn new() -> FirstScreen {
+        FirstScreen(Cell::new(None))
+    }
+
+    /// Counts from nothing drawn.
+    pub fn start(&self) {
+        self.0.set(Some(0));
+    }
+
+    /// Records that `view` drew: true for the call that completes the screen, after which
+    /// nothing counts until the next `start`.
+    pub fn drawn(&self, view: View) -> bool {
+        let Some(bits) = self.0.get() else {
+            return false;
+        };
+        let bits = bits | view as u8;
+        let all = View::Segments as u8 | View::Timeline as u8;
+        self.0.set((bits != all).then_some(bits));
+        bits == all
+    }
+}
+
 thread_local! {
-    /// Bits of `View` painted since the last `file_chosen`; `None` when no file is pending.
-    static PENDING: Cell<Option<u8>> = const { Cell::new(None) };
+    /// The views drawn since the last `file_chosen`.
+    static PENDING: FirstScreen = const { FirstScreen::new() };
 }
 
 /// Starts a load-to-first-paint measurement.
@@ -105,25 +132,16 @@ pub fn file_chosen() {
         p.clear_measures_with_measure_name(LOAD_TO_FIRST_PAINT);
     });
     mark(FILE_CHOSEN);
-    PENDING.with(|p| p.set(Some(0)));
+    PENDING.with(FirstScreen::start);
 }
 
 /// Called by a view after it rendered data; the second view to do so ends the measurement in
 /// the next animation frame (so the mark falls after the DOM and canvas work).
 pub fn painted(view: View) {
-    let done = PENDING.with(|p| match p.get() {
-        Some(bits) => {
-            let bits = bits | view as u8;
-            let all = View::Segments as u8 | View::Timeline as u8;
-            p.set((bits != all).then_some(bits));
-            bits == all
-        }
-        None => false,
-    });
-    if !done {
+    if !PENDING.with(|p| p.drawn(view)) {
         return;
     }
-    let cb = Closure::once_into_js(|| {
+    crate::app::next_frame(|| {
         mark(FIRST_PAINT);
         if let Some(p) = performance() {
             let _ = p.measure_with_start_mark_and_end_mark(
@@ -133,5 +151,4 @@ pub fn painted(view: View) {
             );
         }
     });
-    let _ = web_sys::window().map(|w| w.request_animation_frame(cb.unchecked_ref()));
 }

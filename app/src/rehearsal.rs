@@ -24,7 +24,7 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::JsCast;
 
-use crate::perf::View;
+use crate::perf::{FirstScreen, View};
 use crate::protocol::{FileSummary, Response};
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
@@ -38,8 +38,8 @@ thread_local! {
         const { RefCell::new(None) };
     /// A page rehearses once.
     static DONE: Cell<bool> = const { Cell::new(false) };
-    /// `View` bits painted by the rehearsal's views.
-    static PAINTED: Cell<u8> = const { Cell::new(0) };
+    /// The rehearsal's views that have drawn.
+    static PAINTED: FirstScreen = const { FirstScreen::new() };
     /// When the rehearsal started (`perf::now`).
     static STARTED: Cell<f64> = const { Cell::new(0.0) };
 }
@@ -78,7 +78,7 @@ pub fn warmed_up(summary: FileSummary) {
         return;
     }
     let state = AppState::rehearsing(&main);
-    PAINTED.set(0);
+    PAINTED.with(FirstScreen::start);
     STARTED.set(crate::perf::now());
     on.set(Some(state));
     state.finish_open(Response::Opened(summary));
@@ -87,13 +87,8 @@ pub fn warmed_up(summary: FileSummary) {
 
 /// A rehearsal view drew its data; the second ends the rehearsal after that frame.
 pub fn painted(view: View) {
-    let bits = PAINTED.get() | view as u8;
-    PAINTED.set(bits);
-    if bits == View::Segments as u8 | View::Timeline as u8 {
-        let next = Closure::once_into_js(end);
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(next.unchecked_ref());
-        }
+    if PAINTED.with(|p| p.drawn(view)) {
+        crate::app::next_frame(end);
     }
 }
 

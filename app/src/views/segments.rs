@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use leptos::html;
 use leptos::prelude::*;
-use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::JsCast;
 
 use super::size::size;
@@ -94,10 +93,7 @@ pub fn SegmentView() -> impl IntoView {
             }
             scroll_top.set(0.0);
         }
-        let after_frame = Closure::once_into_js(measure);
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(after_frame.unchecked_ref());
-        }
+        crate::app::next_frame(measure);
         if state.segments.with_untracked(|v| v.is_some()) {
             state.painted(perf::View::Segments);
         }
