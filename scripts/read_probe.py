@@ -8,7 +8,15 @@ stream reader, `FileReaderSync` in 8 MB slices, and `Blob.arrayBuffer()`; each c
 into one preallocated buffer, as the worker copies them into wasm memory. Prints each method's
 first read and the median of the rest, in ms and MB/s.
 
-    python3 scripts/read_probe.py FILE [FILE...] [--reps 3] [--pages 3]
+With `--parse-mb-s R`, two more rows stand in for a parse that runs at R MB/s (the worker's
+thread kept busy that long per byte, no memsnap code either): `byob+parse`, each chunk "parsed"
+as it comes while the browser reads the next (`app/src/worker/streaming.rs`), and
+`read,parse`, the whole file read, then "parsed". Give R the native parse + index rate the page
+bench prints, and these rows are the floor under the worker's read + parse + index on this
+machine: what the page would measure if its wasm ran as fast as native code. With several files,
+a last line adds each method's reads up, as the page bench's "real fixtures together" does.
+
+    python3 scripts/read_probe.py FILE [FILE...] [--reps 3] [--pages 3] [--parse-mb-s 420]
 
 Needs Chromium and the `websockets` package (bench-time only, like scripts/profile_page.py).
 """
@@ -34,7 +42,7 @@ window.results = null;
 const w = new Worker('w.js');
 w.onmessage = e => { window.results = e.data; };
 document.getElementById('f').onchange = e =>
-  w.postMessage({file: e.target.files[0], method: location.hash.slice(1), reps: REPS});
+  w.postMessage({file: e.target.files[0], method: location.hash.slice(1), reps: REPS, parseMbS: PARSE});
 </script>"""
 
 WORKER = """
@@ -73,9 +81,37 @@ async function whole(file) {
   out.set(new Uint8Array(await file.arrayBuffer()));
   return file.size;
 }
-const METHODS = {byob, stream, sync, arrayBuffer: whole};
+// A stand-in for parsing `n` bytes at PARSE_MB_S: the thread kept busy, as a parse keeps it.
+let PARSE_MB_S = 0;
+function parse(n) {
+  const end = performance.now() + n / 1e3 / PARSE_MB_S;
+  while (performance.now() < end) {}
+}
+async function byobParse(file) {
+  const r = file.stream().getReader({mode: 'byob'});
+  let total = 0;
+  const out = new Uint8Array(file.size);
+  let next = r.read(new Uint8Array(1 << 20));
+  for (;;) {
+    const {value, done} = await next;
+    if (done) break;
+    const n = value.length;
+    out.set(value, total); total += n;
+    // The next read is asked for before the parse, as file.rs does (this detaches `value`).
+    next = r.read(new Uint8Array(value.buffer));
+    parse(n);
+  }
+  return total;
+}
+async function readThenParse(file) {
+  const n = await byob(file);
+  parse(n);
+  return n;
+}
+const METHODS = {byob, stream, sync, arrayBuffer: whole, 'byob+parse': byobParse, 'read,parse': readThenParse};
 onmessage = async e => {
-  const {file, method, reps} = e.data;
+  const {file, method, reps, parseMbS} = e.data;
+  PARSE_MB_S = parseMbS;
   const ms = [];
   for (let i = 0; i < reps; i++) {
     const t = performance.now();
@@ -123,17 +159,29 @@ async def run(args, root):
     url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
     try:
         async with devtools() as cdp:
+            methods = ["byob", "stream", "sync", "arrayBuffer"]
+            if args.parse_mb_s:
+                methods += ["byob+parse", "read,parse"]
+            # Per method: MB, first reads' ms, later reads' ms.
+            together = {m: [0.0, 0.0, 0.0] for m in methods}
             for file in args.files:
                 mb = os.path.getsize(file) / 1e6
                 print(f"{os.path.basename(file)} ({mb:.1f} MB): first read / later reads, "
                       f"median of {args.pages} fresh pages")
-                for method in ("byob", "stream", "sync", "arrayBuffer"):
+                for method in methods:
                     runs = [await read_once(cdp, url, os.path.abspath(file), method)
                             for _ in range(args.pages)]
                     first = statistics.median(r[0] for r in runs)
                     later = statistics.median(x for r in runs for x in r[1:]) if args.reps > 1 else first
+                    together[method][0] += mb
+                    together[method][1] += first
+                    together[method][2] += later
                     print(f"  {method:12} {first:7.1f} ms ({mb / first * 1e3:5.0f} MB/s)"
                           f"   {later:7.1f} ms ({mb / later * 1e3:5.0f} MB/s)")
+            if len(args.files) > 1:
+                print("all files added up, first / later reads: " + ", ".join(
+                    f"{m} {mb / first * 1e3:.0f} / {mb / later * 1e3:.0f} MB/s"
+                    for m, (mb, first, later) in together.items()))
     finally:
         server.shutdown()
 
@@ -148,11 +196,13 @@ def main():
     p.add_argument("files", nargs="+")
     p.add_argument("--reps", type=int, default=3, help="reads of one File per page")
     p.add_argument("--pages", type=int, default=3, help="fresh pages per method")
+    p.add_argument("--parse-mb-s", type=float, default=0,
+                   help="also read while a stand-in parse runs at this many MB/s")
     args = p.parse_args()
     root = tempfile.mkdtemp(prefix="memsnap-read-probe-site-")
     try:
         with open(os.path.join(root, "index.html"), "w") as f:
-            f.write(PAGE.replace("REPS", str(args.reps)))
+            f.write(PAGE.replace("REPS", str(args.reps)).replace("PARSE", str(args.parse_mb_s)))
         with open(os.path.join(root, "w.js"), "w") as f:
             f.write(WORKER)
         asyncio.run(run(args, root))
