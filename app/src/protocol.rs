@@ -31,6 +31,7 @@ pub enum Request {
     OpenFile {
         name: String,
         size: u64,
+        first_screen: Option<PlotSize>,
     },
     /// One rank of a set (the pool's workers): parse the `File` sent alongside, answer its
     /// `RankSummary` and keep nothing, so the worker's open snapshot (if any) stays as it was.
@@ -42,6 +43,7 @@ pub enum Request {
     /// Fetch and open an absolute URL (the page resolves relative ones against its address).
     OpenUrl {
         url: String,
+        first_screen: Option<PlotSize>,
     },
     /// Segments and blocks of one device, with the stacks their blocks reference.
     Segments {
@@ -125,7 +127,11 @@ pub enum Response {
     Ready,
     /// Sent any number of times before an open request's `Opened` or `Failed`.
     Progress(Progress),
-    Opened(FileSummary),
+    /// The file opened; with the first screen when the open asked for it.
+    Opened {
+        summary: FileSummary,
+        first_screen: Option<Box<FirstScreen>>,
+    },
     /// The answer to `Summarize` (boxed: it is the largest variant by far).
     Summarized(Box<RankSummary>),
     Segments(SegmentsView),
@@ -215,6 +221,37 @@ pub struct DeviceSummary {
     /// Pinned host memory (`host_segments`, `host_traces`), shown as one more device: no CUDA
     /// device, so what replays the CUDA caching allocator does not apply to it.
     pub host: bool,
+}
+
+impl DeviceSummary {
+    /// The entries the timeline spans: 0 for a device without a trace.
+    pub fn timeline_entries(&self) -> u64 {
+        if self.traced_entries == 0 {
+            0
+        } else {
+            self.trace_entries
+        }
+    }
+}
+
+/// The timeline's plot in pixels, sent with an open so that the worker answers the first screen
+/// (`FirstScreen`) with `Opened`: asked for after it, the segments and the timeline each waited
+/// for a round trip through the page's main thread while it mounted the views (15-30 ms each on
+/// a first open, `scripts/profile_page.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlotSize {
+    pub width: u32,
+    pub height: u32,
+}
+
+/// What the page shows first of a file just opened: the opening device's segments and its whole
+/// trace's timeline at the asked size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstScreen {
+    pub segments: SegmentsView,
+    /// The request the page's timeline sends for that device, and its answer; `None` for a
+    /// device without a trace.
+    pub timeline: Option<(TimelineRequest, TimelineView)>,
 }
 
 impl FileSummary {

@@ -81,7 +81,10 @@ pub fn warmed_up(summary: FileSummary) {
     PAINTED.with(FirstScreen::start);
     STARTED.set(crate::perf::now());
     on.set(Some(state));
-    state.finish_open(Response::Opened(summary));
+    state.finish_open(Response::Opened {
+        summary,
+        first_screen: None,
+    });
     after(LONGEST_MS, end);
 }
 

@@ -11,8 +11,11 @@ mod ranks;
 
 pub use ranks::{FleetProgress, FleetState, OpenRanks, Rank, RankStatus};
 
+use crate::analysis_protocol::{TimelineRequest, TimelineView};
 use crate::client::WorkerClient;
-use crate::protocol::{DiagnosticsView, FileSummary, Progress, Request, Response, SegmentsView};
+use crate::protocol::{
+    DiagnosticsView, FileSummary, FirstScreen, PlotSize, Progress, Request, Response, SegmentsView,
+};
 
 /// A file being opened: shown with a progress bar until the worker answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +52,11 @@ pub struct AppState {
     pub segments: RwSignal<Option<Arc<SegmentsView>>>,
     pub diagnostics: RwSignal<Option<DiagnosticsView>>,
     pub hover: RwSignal<Option<Hover>>,
+    /// The timeline's plot size, set by the timeline view: an open asks for its first screen
+    /// at this size.
+    pub timeline_plot: StoredValue<Option<PlotSize>>,
+    /// The first screen's timeline, until the timeline view asks for it (`take_timeline`).
+    first_timeline: StoredValue<Option<(TimelineRequest, TimelineView)>>,
     /// The page's rehearsal of its warm-up snapshot (`rehearsal`), not the page itself.
     rehearsal: bool,
 }
@@ -85,6 +93,8 @@ impl AppState {
             segments: RwSignal::new(None),
             diagnostics: RwSignal::new(None),
             hover: RwSignal::new(None),
+            timeline_plot: StoredValue::new(None),
+            first_timeline: StoredValue::new(None),
             rehearsal,
         }
     }
@@ -202,8 +212,13 @@ impl AppState {
         let (name, size) = (file.name(), file.size() as u64);
         self.start_open(name.clone(), Some(size));
         let me = *self;
+        let first_screen = self.timeline_plot.get_value();
         self.request(
-            Request::OpenFile { name, size },
+            Request::OpenFile {
+                name,
+                size,
+                first_screen,
+            },
             Some(file.into()),
             move |r| me.finish_open(r),
         );
@@ -221,13 +236,16 @@ impl AppState {
         self.leave_ranks();
         self.start_open(url.to_string(), None);
         let me = *self;
-        self.request(Request::OpenUrl { url: absolute }, None, move |r| {
-            me.finish_open(r)
-        });
+        let request = Request::OpenUrl {
+            url: absolute,
+            first_screen: self.timeline_plot.get_value(),
+        };
+        self.request(request, None, move |r| me.finish_open(r));
     }
 
     fn start_open(&self, name: String, size: Option<u64>) {
         crate::rehearsal::end();
+        self.first_timeline.set_value(None);
         self.opening.set(Some(Opening {
             name,
             size,
@@ -238,11 +256,14 @@ impl AppState {
     pub(crate) fn finish_open(&self, response: Response) {
         self.opening.set(None);
         match response {
-            Response::Opened(summary) => {
+            Response::Opened {
+                summary,
+                first_screen,
+            } => {
                 self.load_error.set(None);
                 let device = summary.opening_device();
                 self.file.set(Some(summary));
-                self.select_device(device);
+                self.show_device(device, first_screen.map(|s| *s));
             }
             Response::Failed { message } => self.load_error.set(Some(message)),
             other => self
@@ -253,6 +274,25 @@ impl AppState {
 
     /// Shows `device` (None: nothing) and fetches its views.
     pub fn select_device(&self, device: Option<i64>) {
+        self.show_device(device, None)
+    }
+
+    /// The first screen's timeline if `request` is what it answers (taken: it is used once).
+    pub fn take_timeline(&self, request: &TimelineRequest) -> Option<TimelineView> {
+        let matches = self
+            .first_timeline
+            .with_value(|t| t.as_ref().is_some_and(|(r, _)| r == request));
+        matches
+            .then(|| self.first_timeline.try_update_value(Option::take).flatten())
+            .flatten()
+            .map(|(_, view)| view)
+    }
+
+    /// As `select_device`, with the views `first` already holds for it (an open's answer).
+    fn show_device(&self, device: Option<i64>, first: Option<FirstScreen>) {
+        let first = first.filter(|f| Some(f.segments.device) == device);
+        let (segments, timeline) = first.map_or((None, None), |f| (Some(f.segments), f.timeline));
+        self.first_timeline.set_value(timeline);
         self.device.set(device);
         self.hover.set(None);
         let Some(device) = device else {
@@ -265,13 +305,17 @@ impl AppState {
         // ahead of the timeline. Cleared meanwhile: a panel never shows another device's numbers.
         self.diagnostics.set(None);
         let me = *self;
-        self.request(Request::Segments { device }, None, move |r| match r {
-            Response::Segments(v) if me.device.get_untracked() == Some(v.device) => {
-                me.segments.set(Some(Arc::new(v)))
-            }
-            Response::Failed { message } => me.load_error.set(Some(message)),
-            _ => {}
-        });
+        if let Some(v) = segments {
+            self.segments.set(Some(Arc::new(v)));
+        } else {
+            self.request(Request::Segments { device }, None, move |r| match r {
+                Response::Segments(v) if me.device.get_untracked() == Some(v.device) => {
+                    me.segments.set(Some(Arc::new(v)))
+                }
+                Response::Failed { message } => me.load_error.set(Some(message)),
+                _ => {}
+            });
+        }
         self.request_background(Request::Diagnostics { device }, move |r| match r {
             Response::Diagnostics(v) if me.device.get_untracked() == Some(v.device) => {
                 me.diagnostics.set(Some(v))

@@ -318,7 +318,12 @@ impl AppState {
         let me = *self;
         self.request_to(
             slot,
-            Request::OpenFile { name, size },
+            // A rank's detail worker may open it before it is shown: no first screen.
+            Request::OpenFile {
+                name,
+                size,
+                first_screen: None,
+            },
             Some(file.into()),
             move |r| me.rank_opened(slot, index, r),
         );
@@ -334,7 +339,7 @@ impl AppState {
         }
         let wanted = fleet.shown.get_untracked() == Some(index);
         match response {
-            Response::Opened(summary) => {
+            Response::Opened { summary, .. } => {
                 fleet
                     .inner
                     .update_value(|i| i.held[slot] = Some(summary.clone()));

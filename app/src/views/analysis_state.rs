@@ -83,13 +83,7 @@ pub fn entries(state: &AppState) -> u64 {
                 f.devices
                     .iter()
                     .find(|d| Some(d.device) == device)
-                    .map(|d| {
-                        if d.traced_entries == 0 {
-                            0
-                        } else {
-                            d.trace_entries
-                        }
-                    })
+                    .map(|d| d.timeline_entries())
             })
         })
         .unwrap_or(0)

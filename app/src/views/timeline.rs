@@ -17,7 +17,7 @@ use super::size::size;
 use crate::analysis_protocol::{AllocationView, EntryRange, TimelineRequest, TimelineView};
 use crate::format;
 use crate::perf;
-use crate::protocol::{Request, Response};
+use crate::protocol::{PlotSize, Request, Response};
 use crate::state::AppState;
 
 const HEIGHT: f64 = 260.0;
@@ -28,6 +28,21 @@ const TOP: f64 = 12.0;
 const BOTTOM: f64 = 22.0;
 /// Zooming in stops at this many entries across the plot.
 const MIN_SPAN: u64 = 16;
+
+/// The plot's size in pixels on a canvas `w` wide: the margins hold the axes' labels.
+fn plot_size(w: f64) -> PlotSize {
+    PlotSize {
+        width: (w - LEFT - RIGHT).max(1.0) as u32,
+        height: (HEIGHT - TOP - BOTTOM) as u32,
+    }
+}
+
+/// A timeline request in flight, the one queued behind it, and the first screen's epoch.
+type Pending = (
+    StoredValue<bool>,
+    StoredValue<Option<TimelineRequest>>,
+    StoredValue<u64>,
+);
 
 #[derive(Clone, Copy)]
 struct Drag {
@@ -63,6 +78,9 @@ fn TimelineChart() -> impl IntoView {
     // One request in flight; a newer wish replaces the queued one (zooming stays responsive).
     let in_flight = StoredValue::new(false);
     let queued = StoredValue::new(None::<TimelineRequest>);
+    // Bumped when the open's first screen supplies the data: an answer asked for before it is
+    // stale (another file's range) and not shown.
+    let epoch = StoredValue::new(0u64);
 
     let measure = move || {
         if let Some(c) = canvas.get_untracked() {
@@ -70,7 +88,9 @@ fn TimelineChart() -> impl IntoView {
                 .parent_element()
                 .map(|p| p.client_width() as f64)
                 .unwrap_or(800.0);
-            width.set(w.max(200.0));
+            let w = w.max(200.0);
+            width.set(w);
+            state.timeline_plot.set_value(Some(plot_size(w)));
         }
     };
     let resized = window_event_listener(leptos::ev::resize, move |_| measure());
@@ -79,26 +99,37 @@ fn TimelineChart() -> impl IntoView {
     fn send(
         state: AppState,
         data: RwSignal<Option<Arc<TimelineView>>>,
-        in_flight: StoredValue<bool>,
-        queued: StoredValue<Option<TimelineRequest>>,
+        (in_flight, queued, epoch): Pending,
         req: TimelineRequest,
     ) {
+        if let Some(view) = state.take_timeline(&req) {
+            queued.set_value(None);
+            epoch.update_value(|e| *e += 1);
+            // Set after the effects this change woke: the one that blanks the chart for a new
+            // file must not run after it.
+            wasm_bindgen_futures::spawn_local(async move { data.set(Some(Arc::new(view))) });
+            return;
+        }
         if in_flight.get_value() {
             queued.set_value(Some(req));
             return;
         }
         in_flight.set_value(true);
+        let asked = epoch.get_value();
         state.request(Request::Timeline(req), None, move |r| {
             in_flight.set_value(false);
             match r {
-                Response::Timeline(v) if state.device.get_untracked() == Some(v.device) => {
+                Response::Timeline(v)
+                    if state.device.get_untracked() == Some(v.device)
+                        && epoch.get_value() == asked =>
+                {
                     data.set(Some(Arc::new(v)))
                 }
                 Response::Failed { message } => state.load_error.set(Some(message)),
                 _ => {}
             }
             if let Some(next) = queued.try_update_value(|q| q.take()).flatten() {
-                send(state, data, in_flight, queued, next);
+                send(state, data, (in_flight, queued, epoch), next);
             }
         });
     }
@@ -124,13 +155,14 @@ fn TimelineChart() -> impl IntoView {
         if w == 0.0 {
             return;
         }
+        let plot = plot_size(w);
         let req = TimelineRequest {
             device,
             range: r,
-            width: (w - LEFT - RIGHT).max(1.0) as u32,
-            height: (HEIGHT - TOP - BOTTOM) as u32,
+            width: plot.width,
+            height: plot.height,
         };
-        send(state, data, in_flight, queued, req);
+        send(state, data, (in_flight, queued, epoch), req);
     });
 
     // Redraw on new data, the slider's entry, or a new hover.

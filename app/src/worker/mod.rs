@@ -21,9 +21,11 @@ use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::perf;
-use crate::protocol::{decode, encode, Envelope, Progress, Request, RequestId, Response, Stage};
+use crate::protocol::{
+    decode, encode, Envelope, PlotSize, Progress, Request, RequestId, Response, Stage,
+};
 use crate::viewmodel::{
-    answer, compare_view, file_summary, first_paint_requests, Analyses, PacedAnswer,
+    answer, compare_view, file_summary, first_paint_requests, first_screen, Analyses, PacedAnswer,
 };
 
 thread_local! {
@@ -107,7 +109,9 @@ fn handle(data: JsValue) -> serial::Pending {
         }
     };
     match body {
-        Request::OpenFile { name, .. } => {
+        Request::OpenFile {
+            name, first_screen, ..
+        } => {
             // What is under way is about the file this one replaces.
             paced::cancel_all();
             let file = attached_file(&data);
@@ -126,10 +130,10 @@ fn handle(data: JsValue) -> serial::Pending {
                         let parsed = parsed
                             .map(|s| (s, parse_ms))
                             .map_err(|e| unreadable(&name, e));
-                        opened(id, &name, size, parsed, read_ms)
+                        opened(id, &name, size, parsed, read_ms, first_screen)
                     }
                     Ok(streaming::Read::Bytes { bytes, read_ms }) => {
-                        open(id, &name, bytes, read_ms)
+                        open(id, &name, bytes, read_ms, first_screen)
                     }
                     Err(message) => post(id, &Response::Failed { message }),
                 }
@@ -149,12 +153,18 @@ fn handle(data: JsValue) -> serial::Pending {
                 }
             }))
         }
-        Request::OpenUrl { url } => {
+        Request::OpenUrl { url, first_screen } => {
             paced::cancel_all();
             Some(Box::pin(async move {
                 let started = perf::now();
                 match fetch::read_all(id, &url).await {
-                    Ok(bytes) => open(id, &fetch::file_name(&url), bytes, perf::now() - started),
+                    Ok(bytes) => open(
+                        id,
+                        &fetch::file_name(&url),
+                        bytes,
+                        perf::now() - started,
+                        first_screen,
+                    ),
                     Err(message) => post(id, &Response::Failed { message }),
                 }
             }))
@@ -240,20 +250,22 @@ fn unreadable(name: &str, e: memsnap_core::snapshot::ReadError) -> String {
 }
 
 /// Parses `bytes` (read in `read_ms`); on success the result replaces the open snapshot.
-fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64) {
+fn open(id: RequestId, name: &str, bytes: Vec<u8>, read_ms: f64, plot: Option<PlotSize>) {
     let size = bytes.len() as u64;
     let parsed = parse(id, name, &bytes);
     drop(bytes);
-    opened(id, name, size, parsed, read_ms)
+    opened(id, name, size, parsed, read_ms, plot)
 }
 
-/// Indexes a parsed file (`size` bytes, read in `read_ms`), which then replaces the open one.
+/// Indexes a parsed file (`size` bytes, read in `read_ms`), which then replaces the open one;
+/// with `plot`, the answer carries the first screen at that size.
 fn opened(
     id: RequestId,
     name: &str,
     size: u64,
     parsed: Result<(Snapshot, f64), String>,
     read_ms: f64,
+    plot: Option<PlotSize>,
 ) {
     match parsed {
         Ok((mut snapshot, parse_ms)) => {
@@ -263,10 +275,22 @@ fn opened(
             summary.read_ms = read_ms;
             summary.index_ms = perf::now() - indexing;
             perf::measure_since(perf::WORKER_INDEX, indexing);
+            let first_screen = plot.and_then(|plot| {
+                let started = perf::now();
+                let screen = first_screen(&snapshot, &mut cache, &summary, plot);
+                perf::measure_since(&format!("{}FirstScreen", perf::WORKER_ANSWER), started);
+                screen.map(Box::new)
+            });
             summary.worker_memory = perf::wasm_memory_bytes();
             install(snapshot, cache);
             WARM_UP_OPEN.set(false);
-            post(id, &Response::Opened(summary));
+            post(
+                id,
+                &Response::Opened {
+                    summary,
+                    first_screen,
+                },
+            );
         }
         Err(message) => post(id, &Response::Failed { message }),
     }
