@@ -3,7 +3,10 @@
 //! file opened while the last one was zoomed shows its own whole trace, not the last file's
 //! range. Both files are built with `capture` (the allocator model).
 
+use std::path::Path;
+
 use fantoccini::Client;
+use memsnap_core::snapshot::Snapshot;
 use memsnap_tests::built;
 use memsnap_tests::fixtures::scratch;
 use memsnap_tests::web::dist::dist_dir;
@@ -61,6 +64,44 @@ async fn set_range_end(c: &Client, end: usize) {
     .expect("setting the range filter");
 }
 
+/// Waits until the page's rehearsal of its warm-up file has ended (`app/src/rehearsal.rs`): it
+/// sends Segments and Timeline requests of its own, which must not be counted as the open's.
+async fn wait_rehearsal_over(c: &Client) {
+    wait_until("the page's rehearsal to end", || async {
+        let n = c
+            .execute(
+                "return performance.getEntriesByName('memsnap:rehearsal').length;",
+                vec![],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        if n.as_u64().unwrap_or(0) > 0 {
+            Ok(())
+        } else {
+            Err("no memsnap:rehearsal measure yet".to_string())
+        }
+    })
+    .await;
+}
+
+/// Picks `path` and waits until the page shows it, its timeline drawn whole (`entries`); then
+/// checks that the open asked for neither view on its own.
+async fn open_drawn_whole(c: &Client, path: &Path, snapshot: &Snapshot, entries: usize) {
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    let since = now(c).await;
+    page::pick_file(c, path).await;
+    page::wait_file_name(c, &name).await;
+    wait_drawn(c, &format!("{name}'s whole trace"), 0, entries).await;
+    page::wait_shown(c, &name, &page::expected(snapshot)).await;
+    for kind in ["Segments", "Timeline"] {
+        assert_eq!(
+            requests_since(c, kind, since).await,
+            0,
+            "{name}: the page asked for {kind} although the open's answer brought it"
+        );
+    }
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn the_open_answer_brings_segments_and_timeline() {
     let Some(dist) = dist_dir() else { return };
@@ -79,34 +120,19 @@ async fn the_open_answer_brings_segments_and_timeline() {
         return;
     };
     let c = &site.browser.client;
+    // A person picks a file into a page that is laid out (the timeline's plot measured).
+    wait_rehearsal_over(c).await;
 
     // The first file: both views drawn, and neither asked for on its own.
-    let since = now(c).await;
-    page::pick_file(c, &a).await;
-    page::wait_file_name(c, "example.pickle").await;
-    wait_drawn(c, "the first file's whole trace", 0, na).await;
-    page::wait_shown(c, "example.pickle", &page::expected(&snap_a)).await;
-    for kind in ["Segments", "Timeline"] {
-        assert_eq!(
-            requests_since(c, kind, since).await,
-            0,
-            "the page asked for {kind} although the open's answer brought it"
-        );
-    }
+    open_drawn_whole(c, &a, &snap_a, na).await;
 
     // Zoomed, the timeline asks the worker itself.
+    let since = now(c).await;
     set_range_end(c, na / 2).await;
     wait_drawn(c, "the first half of the first file", 0, na / 2).await;
     assert_eq!(requests_since(c, "Timeline", since).await, 1);
 
     // The next file shows its own whole trace, from its open's answer.
-    let since = now(c).await;
-    page::pick_file(c, &b).await;
-    page::wait_file_name(c, "fixed-shape.pickle").await;
-    wait_drawn(c, "the second file's whole trace", 0, nb).await;
-    page::wait_shown(c, "fixed-shape.pickle", &page::expected(&snap_b)).await;
-    for kind in ["Segments", "Timeline"] {
-        assert_eq!(requests_since(c, kind, since).await, 0, "{kind}");
-    }
+    open_drawn_whole(c, &b, &snap_b, nb).await;
     site.browser.close().await;
 }
