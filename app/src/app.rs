@@ -50,7 +50,9 @@ pub fn App() -> impl IntoView {
     });
 
     if let Some(url) = query_param("url") {
-        state.open_url(&url);
+        // After the first frame, when the timeline has measured its plot: the open then asks
+        // for its first screen (the worker is still starting, so this delays nothing).
+        next_frame(move || state.open_url(&url));
     }
 
     view! {

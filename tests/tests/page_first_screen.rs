@@ -1,7 +1,7 @@
 //! The first screen comes with the open's answer (`protocol::FirstScreen`): the opening
 //! device's segments and its whole timeline are drawn without a request of their own, and a
 //! file opened while the last one was zoomed shows its own whole trace, not the last file's
-//! range. Both files are built with `capture` (the allocator model).
+//! range; so does a `?url=` open. The files are built with `capture` (the allocator model).
 
 use std::path::Path;
 
@@ -9,8 +9,10 @@ use fantoccini::Client;
 use memsnap_core::snapshot::Snapshot;
 use memsnap_tests::built;
 use memsnap_tests::fixtures::scratch;
+use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, wait_until};
+use memsnap_tests::web::server::StaticServer;
 use serde_json::json;
 
 /// How many `kind` requests the page sent at or after `since` (the page's clock).
@@ -135,4 +137,32 @@ async fn the_open_answer_brings_segments_and_timeline() {
     // The next file shows its own whole trace, from its open's answer.
     open_drawn_whole(c, &b, &snap_b, nb).await;
     site.browser.close().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_url_open_brings_its_first_screen_too() {
+    let Some(dist) = dist_dir() else { return };
+    let dir = scratch("page-first-screen-url");
+    let file = dir.join("fixed-shape.pickle");
+    let snapshot = built::capture(&["--scenario", "fixed-shape"], &file);
+    let entries = snapshot.trace(0).len();
+    let server = StaticServer::start(&dist, &[("/data/run.pickle", &file)]).expect("serving dist/");
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let c = &browser.client;
+    c.goto(&server.url("?url=data/run.pickle"))
+        .await
+        .expect("opening the page with ?url=");
+    page::wait_file_name(c, "run.pickle").await;
+    wait_drawn(c, "run.pickle's whole trace", 0, entries).await;
+    page::wait_shown(c, "run.pickle", &page::expected(&snapshot)).await;
+    for kind in ["Segments", "Timeline"] {
+        assert_eq!(
+            requests_since(c, kind, 0.0).await,
+            0,
+            "?url=: the page asked for {kind} although the open's answer brought it"
+        );
+    }
+    browser.close().await;
 }
