@@ -279,11 +279,14 @@ impl AppState {
 
     /// The first screen's timeline if `request` is what it answers (taken: it is used once).
     pub fn take_timeline(&self, request: &TimelineRequest) -> Option<TimelineView> {
-        let matches = self
-            .first_timeline
-            .with_value(|t| t.as_ref().is_some_and(|(r, _)| r == request));
-        matches
-            .then(|| self.first_timeline.try_update_value(Option::take).flatten())
+        self.first_timeline
+            .try_update_value(|t| {
+                if t.as_ref().is_some_and(|(r, _)| r == request) {
+                    t.take()
+                } else {
+                    None
+                }
+            })
             .flatten()
             .map(|(_, view)| view)
     }

@@ -12,29 +12,9 @@ use memsnap_tests::fixtures::scratch;
 use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, wait_until};
+use memsnap_tests::web::perf;
 use memsnap_tests::web::server::StaticServer;
 use serde_json::json;
-
-/// How many `kind` requests the page sent at or after `since` (the page's clock).
-async fn requests_since(c: &Client, kind: &str, since: f64) -> u64 {
-    c.execute(
-        "return performance.getEntriesByName('memsnap:request:' + arguments[0])
-            .filter(e => e.startTime >= arguments[1]).length;",
-        vec![json!(kind), json!(since)],
-    )
-    .await
-    .expect("reading the page's request measures")
-    .as_u64()
-    .unwrap_or(u64::MAX)
-}
-
-async fn now(c: &Client) -> f64 {
-    c.execute("return performance.now();", vec![])
-        .await
-        .expect("reading the page's clock")
-        .as_f64()
-        .unwrap_or(0.0)
-}
 
 /// Waits until the timeline has drawn entries `start..end` (its `data-drawn`).
 async fn wait_drawn(c: &Client, what: &str, start: usize, end: usize) {
@@ -66,42 +46,27 @@ async fn set_range_end(c: &Client, end: usize) {
     .expect("setting the range filter");
 }
 
-/// Waits until the page's rehearsal of its warm-up file has ended (`app/src/rehearsal.rs`): it
-/// sends Segments and Timeline requests of its own, which must not be counted as the open's.
-async fn wait_rehearsal_over(c: &Client) {
-    wait_until("the page's rehearsal to end", || async {
-        let n = c
-            .execute(
-                "return performance.getEntriesByName('memsnap:rehearsal').length;",
-                vec![],
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        if n.as_u64().unwrap_or(0) > 0 {
-            Ok(())
-        } else {
-            Err("no memsnap:rehearsal measure yet".to_string())
-        }
-    })
-    .await;
-}
-
-/// Picks `path` and waits until the page shows it, its timeline drawn whole (`entries`); then
-/// checks that the open asked for neither view on its own.
-async fn open_drawn_whole(c: &Client, path: &Path, snapshot: &Snapshot, entries: usize) {
-    let name = path.file_name().unwrap().to_string_lossy().to_string();
-    let since = now(c).await;
-    page::pick_file(c, path).await;
-    page::wait_file_name(c, &name).await;
-    wait_drawn(c, &format!("{name}'s whole trace"), 0, entries).await;
-    page::wait_shown(c, &name, &page::expected(snapshot)).await;
+/// Checks that the page asked for neither first-screen view on its own since `name` was
+/// chosen: the open's answer brought both.
+async fn assert_no_view_requests(c: &Client, name: &str) {
     for kind in ["Segments", "Timeline"] {
         assert_eq!(
-            requests_since(c, kind, since).await,
+            perf::requests_of_kind_since_chosen(c, kind).await,
             0,
             "{name}: the page asked for {kind} although the open's answer brought it"
         );
     }
+}
+
+/// Picks `path` and waits until the page shows it, its timeline drawn whole (`entries`), with
+/// no view asked for on its own.
+async fn open_drawn_whole(c: &Client, path: &Path, snapshot: &Snapshot, entries: usize) {
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    page::pick_file(c, path).await;
+    page::wait_file_name(c, &name).await;
+    wait_drawn(c, &format!("{name}'s whole trace"), 0, entries).await;
+    page::wait_shown(c, &name, &page::expected(snapshot)).await;
+    assert_no_view_requests(c, &name).await;
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -122,17 +87,17 @@ async fn the_open_answer_brings_segments_and_timeline() {
         return;
     };
     let c = &site.browser.client;
-    // A person picks a file into a page that is laid out (the timeline's plot measured).
-    wait_rehearsal_over(c).await;
+    // A person picks a file into a page that is laid out (the timeline's plot measured); and
+    // the rehearsal's own requests come before the pick.
+    perf::rehearsal_ms(c).await;
 
     // The first file: both views drawn, and neither asked for on its own.
     open_drawn_whole(c, &a, &snap_a, na).await;
 
     // Zoomed, the timeline asks the worker itself.
-    let since = now(c).await;
     set_range_end(c, na / 2).await;
     wait_drawn(c, "the first half of the first file", 0, na / 2).await;
-    assert_eq!(requests_since(c, "Timeline", since).await, 1);
+    assert_eq!(perf::requests_of_kind_since_chosen(c, "Timeline").await, 1);
 
     // The next file shows its own whole trace, from its open's answer.
     open_drawn_whole(c, &b, &snap_b, nb).await;
@@ -157,12 +122,7 @@ async fn a_url_open_brings_its_first_screen_too() {
     page::wait_file_name(c, "run.pickle").await;
     wait_drawn(c, "run.pickle's whole trace", 0, entries).await;
     page::wait_shown(c, "run.pickle", &page::expected(&snapshot)).await;
-    for kind in ["Segments", "Timeline"] {
-        assert_eq!(
-            requests_since(c, kind, 0.0).await,
-            0,
-            "?url=: the page asked for {kind} although the open's answer brought it"
-        );
-    }
+    // No file is chosen for a `?url=` open: the count runs from the page's load.
+    assert_no_view_requests(c, "?url=data/run.pickle").await;
     browser.close().await;
 }

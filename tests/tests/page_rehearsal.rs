@@ -10,6 +10,7 @@ use fantoccini::Client;
 use memsnap_tests::fixtures::workspace_root;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, wait_until};
+use memsnap_tests::web::perf;
 use serde_json::Value;
 
 /// The rehearsal's end at the latest when its first paint never comes (`LONGEST_MS`).
@@ -17,23 +18,6 @@ const LONGEST_MS: f64 = 2_000.0;
 
 async fn js(c: &Client, script: &str) -> Value {
     c.execute(script, vec![]).await.expect("running a script")
-}
-
-/// The rehearsal's measure, once it has ended: its duration in ms.
-async fn rehearsal_ms(c: &Client) -> f64 {
-    wait_until("the rehearsal to end", || async {
-        match js(
-            c,
-            "const m = performance.getEntriesByName('memsnap:rehearsal'); \
-             return m.length ? m[0].duration : null;",
-        )
-        .await
-        {
-            Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
-            other => Err(format!("{other}")),
-        }
-    })
-    .await
 }
 
 /// What of the rehearsal is still in the page: its layers, the segment views (the page has
@@ -56,7 +40,7 @@ async fn the_rehearsal_ends_at_its_first_paint_and_leaves_nothing() {
         return;
     };
     let c = &site.browser.client;
-    let ms = rehearsal_ms(c).await;
+    let ms = perf::rehearsal_ms(c).await;
     assert!(
         ms < LONGEST_MS * 0.9,
         "the rehearsal ran {ms} ms: it ended by its time limit, not at its first paint"
@@ -137,7 +121,7 @@ async fn a_file_dropped_while_the_rehearsal_is_on_shows_as_core_reads_it() {
     let example = page::load(&workspace_root().join("app/assets/example.pickle"));
     page::wait_shown(c, "example.pickle", &page::expected_at_oom(&example)).await;
     // The drop ended the rehearsal, well before its own first paint could.
-    let ms = rehearsal_ms(c).await;
+    let ms = perf::rehearsal_ms(c).await;
     assert!(ms < LONGEST_MS * 0.9, "the rehearsal ran {ms} ms");
     let left = leftovers(c).await;
     assert_eq!(left["layers"], 0, "the rehearsal's layer stayed: {left}");

@@ -23,21 +23,26 @@ pub fn first_screen(
         .find(|d| d.device == device)
         .map_or(0, |d| d.timeline_entries());
     let timeline = (entries > 0).then(|| {
-        let request = TimelineRequest {
-            device,
-            range: EntryRange {
-                start: 0,
-                end: entries,
-            },
-            width: plot.width,
-            height: plot.height,
-        };
+        let request = whole_timeline(device, entries, plot);
         (request, timeline_view(snapshot, cache, &request))
     });
     Some(FirstScreen {
         segments: segments_view(snapshot, device),
         timeline,
     })
+}
+
+/// The timeline of `device`'s first `entries` entries (its whole trace) at `plot` pixels.
+pub fn whole_timeline(device: i64, entries: u64, plot: PlotSize) -> TimelineRequest {
+    TimelineRequest {
+        device,
+        range: EntryRange {
+            start: 0,
+            end: entries,
+        },
+        width: plot.width,
+        height: plot.height,
+    }
 }
 
 #[cfg(test)]

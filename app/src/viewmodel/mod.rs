@@ -67,18 +67,13 @@ pub fn answer(snapshot: &Snapshot, cache: &mut Analyses, request: &Request) -> R
 /// What a page asks first for `device`: its segments and its whole timeline at a typical
 /// plot size (1000 × 226 px). The worker's warm-up and the benchmarks send the same pair.
 pub fn first_paint_requests(snapshot: &Snapshot, device: i64) -> [Request; 2] {
-    use crate::analysis_protocol::{EntryRange, TimelineRequest};
     let entries = usize::try_from(device).map_or(0, |d| snapshot.trace(d).len() as u64);
+    let plot = crate::protocol::PlotSize {
+        width: 1000,
+        height: 226,
+    };
     [
         Request::Segments { device },
-        Request::Timeline(TimelineRequest {
-            device,
-            range: EntryRange {
-                start: 0,
-                end: entries,
-            },
-            width: 1000,
-            height: 226,
-        }),
+        Request::Timeline(first_screen::whole_timeline(device, entries, plot)),
     ]
 }

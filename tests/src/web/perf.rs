@@ -125,6 +125,30 @@ pub async fn requests_since_chosen(c: &Client) -> Value {
     .unwrap_or(Value::Null)
 }
 
+/// How many `kind` requests the page sent since the last file was chosen (since it loaded,
+/// for a `?url=` open): one count over `requests_since_chosen`.
+pub async fn requests_of_kind_since_chosen(c: &Client, kind: &str) -> usize {
+    let requests = requests_since_chosen(c).await;
+    let Some(requests) = requests.as_array() else {
+        panic!("the page's request measures did not read: {requests}");
+    };
+    requests.iter().filter(|e| e[0] == kind).count()
+}
+
+/// The page's rehearsal of its warm-up file (app/src/rehearsal.rs), once it has ended: its
+/// duration in ms (the `memsnap:rehearsal` measure).
+pub async fn rehearsal_ms(c: &Client) -> f64 {
+    page::wait_until("the rehearsal to end", || async {
+        let script = "const m = performance.getEntriesByName('memsnap:rehearsal'); \
+                      return m.length ? m[0].duration : null;";
+        match c.execute(script, vec![]).await.map_err(|e| e.to_string())? {
+            Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
+            other => Err(format!("{other}")),
+        }
+    })
+    .await
+}
+
 /// The page's wasm memory and used JS heap, in bytes.
 pub async fn page_memory(c: &Client) -> (u64, u64) {
     let v = c
