@@ -7,7 +7,7 @@
 //! chart furniture a scale label, so plotters-canvas would add a dependency (and its compile
 //! time on CI's two cores) for no drawing it does here.
 
-use super::timeline::context_2d;
+use super::timeline::{context_2d, size_canvas};
 use leptos::html;
 use leptos::prelude::*;
 use memsnap_core::analysis::rank_summary::RankSummary;
@@ -57,8 +57,7 @@ fn draw(
     shown: Option<usize>,
 ) {
     let width = canvas.client_width().max(300) as f64;
-    canvas.set_width(width as u32);
-    canvas.set_height(HEIGHT as u32);
+    size_canvas(canvas, width as u32, HEIGHT as u32);
     let Some(ctx) = context_2d(canvas) else {
         return;
     };
