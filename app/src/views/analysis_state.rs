@@ -21,6 +21,11 @@ pub struct Picked {
 pub struct Analysis {
     /// The range filter; `None`: the whole trace.
     pub range: RwSignal<Option<EntryRange>>,
+    /// The range the timeline last drew; `None`: none drawn yet. The range filter's inputs
+    /// and the state slider show this one, so they change in the frame that the chart
+    /// changes in. Changed at the wheel event, they made the browser lay out and paint the
+    /// page before it could take the chart's data (scripts/profile_page.py --zoom, trace).
+    pub drawn: RwSignal<Option<EntryRange>>,
     /// The state slider's entry; `None`: the dump's segments are shown.
     pub cursor: RwSignal<Option<u64>>,
     pub picked: RwSignal<Option<Picked>>,
@@ -31,6 +36,7 @@ impl Analysis {
     pub fn new() -> Analysis {
         Analysis {
             range: RwSignal::new(None),
+            drawn: RwSignal::new(None),
             cursor: RwSignal::new(None),
             picked: RwSignal::new(None),
             insights: RwSignal::new(None),
@@ -45,6 +51,7 @@ impl Analysis {
             let device = state.device.get();
             state.file.track();
             an.range.set(None);
+            an.drawn.set(None);
             an.cursor.set(None);
             an.picked.set(None);
             an.insights.set(None);
@@ -98,6 +105,14 @@ pub fn range(state: &AppState, an: &Analysis) -> EntryRange {
             end: r.end.min(n).max(r.start.min(n)),
         },
         None => EntryRange { start: 0, end: n },
+    }
+}
+
+/// The range the timeline shows, or the range filter before it has drawn (reactive).
+pub fn drawn_range(state: &AppState, an: &Analysis) -> EntryRange {
+    match an.drawn.get() {
+        Some(r) => r,
+        None => range(state, an),
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::analysis_state::{entries, range, time_label, Analysis};
+use super::analysis_state::{drawn_range, entries, time_label, Analysis};
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 
@@ -68,10 +68,13 @@ pub fn StateSlider() -> impl IntoView {
         state.select_device(state.device.get_untracked());
     };
 
+    // Only the range's figures follow a zoom, when the timeline draws it: rebuilding the panel
+    // at every wheel step showed as layout and paint ahead of the timeline's redraw.
+    let r = Memo::new(move |_| drawn_range(&state, &an));
+    let n = Memo::new(move |_| entries(&state));
     move || {
-        let n = entries(&state);
+        let n = n.get();
         (n > 0).then(|| {
-            let r = range(&state, &an);
             view! {
                 <section class="panel state-at" data-testid="state-at"
                     data-index=move || shown.get().map(|s| s.0.to_string()).unwrap_or_default()>
@@ -90,14 +93,14 @@ pub fn StateSlider() -> impl IntoView {
                             on:click=back_to_dump>"Show the dump"</button>
                     </div>
                     <input type="range" class="slider" data-testid="state-slider"
-                        min=r.start.to_string() max=r.end.to_string() step="1"
-                        prop:value=move || an.cursor.get().unwrap_or(r.end).to_string()
+                        min=move || r.get().start.to_string() max=move || r.get().end.to_string() step="1"
+                        prop:value=move || an.cursor.get().unwrap_or(r.get().end).to_string()
                         on:input=move |e| {
                             if let Ok(i) = event_target_value(&e).parse::<u64>() {
                                 an.cursor.set(Some(i));
                             }
                         }/>
-                    <div class="slider-scale muted"><span>{r.start}</span><span>{r.end}</span></div>
+                    <div class="slider-scale muted"><span>{move || r.get().start}</span><span>{move || r.get().end}</span></div>
                 </section>
             }
         })

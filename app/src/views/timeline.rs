@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
-use super::analysis_state::{entries, range, time_label, Analysis, Picked};
+use super::analysis_state::{drawn_range, entries, range, time_label, Analysis, Picked};
 use super::size::size;
 use crate::analysis_protocol::{AllocationView, EntryRange, TimelineRequest, TimelineView};
 use crate::format;
@@ -179,6 +179,9 @@ fn TimelineChart() -> impl IntoView {
                 // What is on the canvas now, for the benchmark to wait on.
                 let _ =
                     c.set_attribute("data-drawn", &format!("{}-{}", v.range.start, v.range.end));
+                if an.drawn.get_untracked() != Some(v.range) {
+                    an.drawn.set(Some(v.range));
+                }
                 state.painted(perf::View::Timeline);
             }
         }
@@ -361,12 +364,12 @@ fn RangeFilter() -> impl IntoView {
             data-end=move || range(&state, &an).end.to_string()>
             <label class="control">"entries "
                 <input type="number" min="0" data-testid="range-start"
-                    prop:value=move || range(&state, &an).start.to_string()
+                    prop:value=move || drawn_range(&state, &an).start.to_string()
                     on:change=move |e| set(event_target_value(&e).parse().ok(), None)/>
             </label>
             <label class="control">" to "
                 <input type="number" min="1" data-testid="range-end"
-                    prop:value=move || range(&state, &an).end.to_string()
+                    prop:value=move || drawn_range(&state, &an).end.to_string()
                     on:change=move |e| set(None, event_target_value(&e).parse().ok())/>
             </label>
             <span class="muted">{move || format!("of {}", entries(&state))}</span>
