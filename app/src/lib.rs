@@ -12,6 +12,7 @@ pub mod protocol;
 pub mod rank_lru;
 pub mod rank_names;
 pub mod size_limit;
+pub mod stack_table;
 pub mod viewmodel;
 pub mod worker_pool;
 

@@ -16,6 +16,8 @@ use crate::analysis_protocol::{
     StackView, StateAtView, TimelineRequest, TimelineView, WhatIfRequest, WhatIfView,
 };
 
+pub use crate::stack_table::StackTable;
+
 /// Matches a response to its request; 0 is the worker's unsolicited `Ready`.
 pub type RequestId = u32;
 
@@ -290,10 +292,8 @@ impl BlockStateVm {
 pub struct SegmentsView {
     pub device: i64,
     pub segments: Vec<SegmentVm>,
-    /// Frames referenced by `stacks`, each once.
-    pub frames: Vec<FrameVm>,
-    /// Stacks as indices into `frames`, innermost frame first.
-    pub stacks: Vec<Vec<u32>>,
+    /// The stacks that blocks and segments reference (their `stack` ids), each frame once.
+    pub stacks: StackTable,
 }
 
 impl SegmentsView {
@@ -301,13 +301,9 @@ impl SegmentsView {
         self.segments.iter().map(|s| s.blocks.len()).sum()
     }
 
-    /// Frames of a stack, innermost first (empty for an unknown id).
-    pub fn frames_of(&self, stack: u32) -> impl Iterator<Item = &FrameVm> + '_ {
-        self.stacks
-            .get(stack as usize)
-            .into_iter()
-            .flatten()
-            .filter_map(move |f| self.frames.get(*f as usize))
+    /// Frames of a stack (`file:line:name`), innermost first (empty for an unknown id).
+    pub fn frames_of(&self, stack: u32) -> impl Iterator<Item = &str> + '_ {
+        self.stacks.frames_of(stack)
     }
 }
 

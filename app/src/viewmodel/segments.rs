@@ -3,7 +3,7 @@ use std::collections::HashMap;
 use memsnap_core::analysis::pools::{is_private, pool_of};
 use memsnap_core::snapshot::{BlockState, Segment, Snapshot, StackId, Value};
 
-use crate::protocol::{BlockStateVm, BlockVm, FrameVm, SegmentVm, SegmentsView};
+use crate::protocol::{BlockStateVm, BlockVm, SegmentVm, SegmentsView, StackTable};
 
 /// Segments of `device` in address order, blocks placed by address (older files without block
 /// addresses: one after another from the segment start, as the allocator laid them out), and the
@@ -15,7 +15,7 @@ pub fn segments_view(snapshot: &Snapshot, device: i64) -> SegmentsView {
 /// The same view of other segments with the snapshot's stacks (the state slider's
 /// reconstructed segments at a trace entry).
 pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) -> SegmentsView {
-    let mut stacks = StackTable::new(snapshot);
+    let mut stacks = Stacks::new(snapshot);
     let mut segments: Vec<SegmentVm> = segments
         .iter()
         .filter(|s| s.device.unwrap_or(0) == device)
@@ -63,8 +63,7 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
     SegmentsView {
         device,
         segments,
-        frames: stacks.frames,
-        stacks: stacks.stacks,
+        stacks: stacks.table,
     }
 }
 
@@ -83,22 +82,20 @@ fn legacy_history(history: Option<&Value>) -> Vec<(u64, u64)> {
 }
 
 /// The subset of the snapshot's stacks one view references, renumbered densely.
-struct StackTable<'a> {
+struct Stacks<'a> {
     snapshot: &'a Snapshot,
     frame_ids: HashMap<u32, u32>,
     stack_ids: HashMap<StackId, u32>,
-    frames: Vec<FrameVm>,
-    stacks: Vec<Vec<u32>>,
+    table: StackTable,
 }
 
-impl<'a> StackTable<'a> {
+impl<'a> Stacks<'a> {
     fn new(snapshot: &'a Snapshot) -> Self {
-        StackTable {
+        Stacks {
             snapshot,
             frame_ids: HashMap::new(),
             stack_ids: HashMap::new(),
-            frames: Vec::new(),
-            stacks: Vec::new(),
+            table: StackTable::new(),
         }
     }
 
@@ -107,23 +104,18 @@ impl<'a> StackTable<'a> {
             return local;
         }
         let all = &self.snapshot.stacks;
-        let stack = all
+        let (frame_ids, table) = (&mut self.frame_ids, &mut self.table);
+        let frames: Vec<u32> = all
             .stack(id)
             .iter()
             .map(|f| {
-                *self.frame_ids.entry(f.0).or_insert_with(|| {
+                *frame_ids.entry(f.0).or_insert_with(|| {
                     let frame = all.frame(*f);
-                    self.frames.push(FrameVm {
-                        filename: frame.filename.to_string(),
-                        line: frame.line,
-                        name: frame.name.to_string(),
-                    });
-                    (self.frames.len() - 1) as u32
+                    table.push_frame(&frame.filename, frame.line, &frame.name)
                 })
             })
             .collect();
-        self.stacks.push(stack);
-        let local = (self.stacks.len() - 1) as u32;
+        let local = self.table.push_stack(frames);
         self.stack_ids.insert(id, local);
         local
     }
@@ -132,27 +124,16 @@ impl<'a> StackTable<'a> {
     /// `frames`; the last entry is the allocation that owns the block now.
     fn legacy(&mut self, history: &Value) -> Option<u32> {
         let frames = history.as_seq()?.last()?.get("frames")?.as_seq()?;
-        let stack = frames
+        let ids: Vec<u32> = frames
             .iter()
             .map(|f| {
-                self.frames.push(FrameVm {
-                    filename: f
-                        .get("filename")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                        .to_string(),
-                    line: f.get("line").and_then(Value::as_i64).unwrap_or(0),
-                    name: f
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                        .to_string(),
-                });
-                (self.frames.len() - 1) as u32
+                let line = f.get("line").and_then(Value::as_i64).unwrap_or(0);
+                let filename = f.get("filename").and_then(Value::as_str).unwrap_or("?");
+                let name = f.get("name").and_then(Value::as_str).unwrap_or("?");
+                self.table.push_frame(filename, line, name)
             })
             .collect();
-        self.stacks.push(stack);
-        Some((self.stacks.len() - 1) as u32)
+        Some(self.table.push_stack(ids))
     }
 }
 
@@ -217,10 +198,10 @@ mod tests {
         assert_eq!(offsets, vec![0, 0x1000, 0x2000]);
         assert_eq!(v.block_count(), 3);
         // Two stacks, two frames, each sent once although s1 is used twice.
-        assert_eq!(v.stacks.len(), 2);
-        assert_eq!(v.frames.len(), 2);
+        assert_eq!(v.stacks.stack_count(), 2);
+        assert_eq!(v.stacks.frame_count(), 2);
         let second = v.segments[0].blocks[1].stack.unwrap();
-        let names: Vec<String> = v.frames_of(second).map(|f| f.to_string()).collect();
+        let names: Vec<&str> = v.frames_of(second).collect();
         assert_eq!(names, vec!["train.py:7:forward", "train.py:7:main"]);
         assert_eq!(segments_view(&snapshot, 1).segments[0].address, 0x9000);
     }
