@@ -18,6 +18,22 @@ use crate::state::{AppState, Hover};
 const ROW: f64 = 30.0;
 /// Rows kept beyond each edge of the viewport so fast scrolling shows no gaps.
 const OVERSCAN: usize = 8;
+/// The scroll box's largest height, as a share of the window's (CSS `.seg-scroll`'s
+/// `max-height: 75vh` matches).
+const SCROLL_MAX_VH: f64 = 0.75;
+
+/// The height rows are rendered for: the scroll box's largest, which it has whenever its rows
+/// overflow it. Measuring the box instead read its height after the frame, which laid the page
+/// out (9 ms of a first open's 108 ms of page work, scripts/profile_page.py), and rendered the
+/// rows a second time, since the box had been measured empty, before a file, at its least.
+fn viewport_px() -> f64 {
+    let inner = window()
+        .inner_height()
+        .ok()
+        .and_then(|h| h.as_f64())
+        .unwrap_or(900.0);
+    (inner * SCROLL_MAX_VH).ceil()
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SortBy {
@@ -42,7 +58,7 @@ pub fn SegmentView() -> impl IntoView {
     let pool = RwSignal::new(None::<Option<(i64, i64)>>);
     let width = RwSignal::new(Width::Shared);
     let scroll_top = RwSignal::new(0.0);
-    let viewport = RwSignal::new(600.0);
+    let viewport = RwSignal::new(viewport_px());
     let scroller = NodeRef::<html::Div>::new();
 
     let order = Memo::new(move |_| {
@@ -57,10 +73,8 @@ pub fn SegmentView() -> impl IntoView {
                 .unwrap_or_default()
         })
     });
-    let measure = move || {
-        // `try_`: a frame or a resize may come after the view is gone (a rehearsal's).
+    let scrolled = move || {
         if let Some(el) = scroller.try_get_untracked().flatten() {
-            viewport.set(el.client_height() as f64);
             scroll_top.set(el.scroll_top() as f64);
         }
     };
@@ -85,20 +99,18 @@ pub fn SegmentView() -> impl IntoView {
     Effect::new(move |_| {
         state.segments.track();
         // Back to the top, touching the scroll box only when it was scrolled (each touch makes
-        // the browser lay the page out at once: 7 ms on a first paint), and its height measured
-        // after the frame rather than in the middle of building it.
+        // the browser lay the page out at once: 7 ms on a first paint).
         if scroll_top.get_untracked() != 0.0 {
             if let Some(el) = scroller.get() {
                 el.set_scroll_top(0);
             }
             scroll_top.set(0.0);
         }
-        crate::app::next_frame(measure);
         if state.segments.with_untracked(|v| v.is_some()) {
             state.painted(perf::View::Segments);
         }
     });
-    let resized = window_event_listener(leptos::ev::resize, move |_| measure());
+    let resized = window_event_listener(leptos::ev::resize, move |_| viewport.set(viewport_px()));
     on_cleanup(move || resized.remove());
 
     let rows = move || {
@@ -183,7 +195,7 @@ pub fn SegmentView() -> impl IntoView {
                 </label>
             </div>
             <Legend/>
-            <div class="seg-scroll" node_ref=scroller on:scroll=move |_| measure()>
+            <div class="seg-scroll" node_ref=scroller on:scroll=move |_| scrolled()>
                 {move || state.segments.with(|v| v.is_none()).then(|| view! {
                     <p class="empty muted">"Open a snapshot to see its segments."</p>
                 })}
