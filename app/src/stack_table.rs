@@ -52,32 +52,31 @@ impl StackTable {
     /// A frame's text; `None` for an unknown id (or a table that does not hold together, as a
     /// malformed message could bring).
     pub fn frame(&self, id: u32) -> Option<&str> {
-        let i = id as usize;
-        let end = *self.frame_ends.get(i)? as usize;
-        let start = match i {
-            0 => 0,
-            _ => self.frame_ends[i - 1] as usize,
-        };
-        self.text.get(start..end)
+        self.text.get(span(&self.frame_ends, id)?)
     }
 
     /// The frames of a stack, innermost first: empty for an unknown id, without the ids it
     /// holds that name no frame.
     pub fn frames_of(&self, stack: u32) -> impl Iterator<Item = &str> + '_ {
-        let i = stack as usize;
-        let range = self.stack_ends.get(i).map(|&end| {
-            let start = match i {
-                0 => 0,
-                _ => self.stack_ends[i - 1] as usize,
-            };
-            start..end as usize
-        });
-        range
+        span(&self.stack_ends, stack)
             .and_then(|r| self.frames.get(r))
             .unwrap_or_default()
             .iter()
             .filter_map(|&f| self.frame(f))
     }
+}
+
+/// Item `id`'s range when `ends` holds where each item ends (the first starts at 0); `None` for
+/// an unknown id. The range may be backwards or out of bounds in a malformed table: the
+/// caller's `get` refuses it.
+fn span(ends: &[u32], id: u32) -> Option<std::ops::Range<usize>> {
+    let i = id as usize;
+    let end = *ends.get(i)? as usize;
+    let start = match i {
+        0 => 0,
+        _ => ends[i - 1] as usize,
+    };
+    Some(start..end)
 }
 
 /// A length as a u32 offset: a page's view never holds 4 GiB of frame text (its wasm memory

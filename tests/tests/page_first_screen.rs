@@ -11,27 +11,10 @@ use memsnap_tests::built;
 use memsnap_tests::fixtures::scratch;
 use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
-use memsnap_tests::web::page::{self, wait_until};
+use memsnap_tests::web::page;
 use memsnap_tests::web::perf;
 use memsnap_tests::web::server::StaticServer;
 use serde_json::json;
-
-/// Waits until the timeline has drawn entries `start..end` (its `data-drawn`).
-async fn wait_drawn(c: &Client, what: &str, start: usize, end: usize) {
-    let want = format!("{start}-{end}");
-    wait_until(&format!("the timeline drawn over {what}"), || {
-        let want = want.clone();
-        async move {
-            let got = page::attr(c, "timeline", "data-drawn").await?;
-            if got == want {
-                Ok(())
-            } else {
-                Err(format!("data-drawn={got:?}, want {want:?}"))
-            }
-        }
-    })
-    .await;
-}
 
 /// Asks for entries `0..end` through the range filter's input, as a person typing it.
 async fn set_range_end(c: &Client, end: usize) {
@@ -64,7 +47,7 @@ async fn open_drawn_whole(c: &Client, path: &Path, snapshot: &Snapshot, entries:
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     page::pick_file(c, path).await;
     page::wait_file_name(c, &name).await;
-    wait_drawn(c, &format!("{name}'s whole trace"), 0, entries).await;
+    page::wait_drawn(c, &format!("{name}'s whole trace"), 0, entries as u64).await;
     page::wait_shown(c, &name, &page::expected(snapshot)).await;
     assert_no_view_requests(c, &name).await;
 }
@@ -96,7 +79,7 @@ async fn the_open_answer_brings_segments_and_timeline() {
 
     // Zoomed, the timeline asks the worker itself.
     set_range_end(c, na / 2).await;
-    wait_drawn(c, "the first half of the first file", 0, na / 2).await;
+    page::wait_drawn(c, "the first half of the first file", 0, (na / 2) as u64).await;
     assert_eq!(perf::requests_of_kind_since_chosen(c, "Timeline").await, 1);
 
     // The next file shows its own whole trace, from its open's answer.
@@ -120,7 +103,7 @@ async fn a_url_open_brings_its_first_screen_too() {
         .await
         .expect("opening the page with ?url=");
     page::wait_file_name(c, "run.pickle").await;
-    wait_drawn(c, "run.pickle's whole trace", 0, entries).await;
+    page::wait_drawn(c, "run.pickle's whole trace", 0, entries as u64).await;
     page::wait_shown(c, "run.pickle", &page::expected(&snapshot)).await;
     // No file is chosen for a `?url=` open: the count runs from the page's load.
     assert_no_view_requests(c, "?url=data/run.pickle").await;

@@ -92,11 +92,7 @@ async fn wheel_drag_and_double_click_move_the_drawn_range_and_the_controls_follo
     page::wait_file_name(c, "churn.pickle").await;
     page::find(c, "state-slider").await;
     let whole = (0, n);
-    wait_until("the whole trace drawn", || async {
-        let got = page::attr(c, "timeline", "data-drawn").await?;
-        (got == format!("0-{n}")).then_some(()).ok_or(got)
-    })
-    .await;
+    page::wait_drawn(c, "the whole trace", whole.0, whole.1).await;
     assert_controls_show(c, "the whole trace", whole).await;
 
     // A wheel step in: 0.8 of the span, the entry under the pointer kept in place. Until the

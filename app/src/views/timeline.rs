@@ -432,7 +432,7 @@ fn hsl(h: f64, s: f64, l: f64) -> [u8; 3] {
     // `sector % 2.0` through floor, a wasm instruction (`%` on f64 is a libm call).
     let x = c * (1.0 - (sector - 2.0 * (sector / 2.0).floor() - 1.0).abs());
     let m = l - c / 2.0;
-    let (r, g, b) = match (h / 60.0) as u32 {
+    let (r, g, b) = match sector as u32 {
         0 => (c, x, 0.0),
         1 => (x, c, 0.0),
         2 => (0.0, c, x),

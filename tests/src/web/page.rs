@@ -95,6 +95,23 @@ pub async fn attr(c: &Client, id: &str, name: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{id} has no {name}"))
 }
 
+/// Waits until the timeline has drawn entries `start..end` (its `data-drawn`).
+pub async fn wait_drawn(c: &Client, what: &str, start: u64, end: u64) {
+    let want = format!("{start}-{end}");
+    wait_until(&format!("the timeline drawn over {what}"), || {
+        let want = want.clone();
+        async move {
+            let got = attr(c, "timeline", "data-drawn").await?;
+            if got == want {
+                Ok(())
+            } else {
+                Err(format!("data-drawn={got:?}, want {want:?}"))
+            }
+        }
+    })
+    .await;
+}
+
 /// Waits until the page says the file named `name` is open.
 pub async fn wait_file_name(c: &Client, name: &str) {
     wait_until(&format!("{name} to open"), move || async move {
