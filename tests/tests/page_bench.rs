@@ -19,6 +19,7 @@ use memsnap_app::viewmodel::{file_summary, Analyses};
 use memsnap_tests::fixtures::{self, workspace_root};
 use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
+use memsnap_tests::web::memoryviz;
 use memsnap_tests::web::perf::{self, Outcome};
 use memsnap_tests::web::server::StaticServer;
 use serde_json::{json, Value};
@@ -28,6 +29,9 @@ use serde_json::{json, Value};
 const LARGE: [&str; 3] = ["large-100mb", "large-500mb", "large-1gb"];
 /// The file whose timeline is zoomed and panned (1.0M trace entries).
 const ZOOM_FILE: &str = "large-100mb.pickle";
+/// The largest file given to MemoryViz.js: the largest (109 MB). Larger ones can take
+/// its tab down (it is reported to crash near 1 GB), and the bench's session with it.
+const MEMORYVIZ_MAX_BYTES: u64 = 120_000_000;
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -135,8 +139,16 @@ async fn fresh_page(c: &Client, url: &str) {
 }
 
 /// Opens `path` in a fresh page `runs` times (picked again in the same page after the first),
-/// and returns its JSON record.
-async fn bench_file(c: &Client, url: &str, path: &Path, runs: usize, native_runs: usize) -> Value {
+/// then as many times in MemoryViz.js when it is set up (`peer`: a browser of its own and the
+/// viewer's URL), and returns its JSON record.
+async fn bench_file(
+    c: &Client,
+    url: &str,
+    peer: Option<(&Client, &str)>,
+    path: &Path,
+    runs: usize,
+    native_runs: usize,
+) -> Value {
     let name = path
         .file_name()
         .unwrap_or_default()
@@ -234,6 +246,21 @@ async fn bench_file(c: &Client, url: &str, path: &Path, runs: usize, native_runs
         rec["js_heap_after_zoom"] = json!(js_heap);
         rec["zoom"] = zoom;
     }
+    if let Some((pc, peer)) = peer.filter(|_| size <= MEMORYVIZ_MAX_BYTES) {
+        eprintln!("page_bench: {name}: opening in MemoryViz.js");
+        let mut mv = memoryviz::bench_file(pc, peer, path, runs, timeout).await;
+        let mut warm: Vec<f64> = mv["first_paint_runs_ms"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .skip(1)
+            .filter_map(Value::as_f64)
+            .collect();
+        if !warm.is_empty() {
+            mv["first_paint_warm_ms"] = json!(median(&mut warm));
+        }
+        rec["memoryviz"] = mv;
+    }
     rec
 }
 
@@ -320,6 +347,60 @@ fn print_table(records: &[Value]) {
         bytes / (worker / 1e3),
         bytes / (native / 1e3)
     );
+    print_peer_table(records);
+}
+
+/// memsnap against MemoryViz.js in this run, where it was measured: first paint on a page's
+/// first open and on later opens, and memory (memsnap: both wasm memories and the page's JS
+/// heap; MemoryViz.js: its JS heap), each as MemoryViz.js's figure over memsnap's.
+fn print_peer_table(records: &[Value]) {
+    let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+    let measured: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["outcome"] == "opened" && r["memoryviz"].is_object())
+        .collect();
+    if measured.is_empty() {
+        return;
+    }
+    eprintln!(
+        "page_bench: against MemoryViz.js, same run (ratio = MemoryViz.js / memsnap; memory MB settled)"
+    );
+    eprintln!(
+        "page_bench: {:<40} {:>8} {:>8} {:>7} {:>8} {:>8} {:>7} {:>8} {:>8} {:>7}",
+        "file", "paint1", "MV", "×", "paintN", "MV", "×", "memory", "MV", "×"
+    );
+    for r in measured {
+        let mv = &r["memoryviz"];
+        if mv["outcome"] != "opened" {
+            eprintln!(
+                "page_bench: {:<40} MemoryViz.js: {}",
+                r["file"].as_str().unwrap_or("?"),
+                mv["message"].as_str().unwrap_or("?")
+            );
+            continue;
+        }
+        let (p1, q1) = (
+            f(&r["load_to_first_paint_ms"]),
+            f(&mv["load_to_first_paint_ms"]),
+        );
+        let (pn, qn) = (f(&r["first_paint_warm_ms"]), f(&mv["first_paint_warm_ms"]));
+        let memory =
+            (f(&r["worker_memory"]) + f(&r["page_memory"]) + f(&r["js_heap_settled"])) / 1e6;
+        let mv_memory = f(&mv["js_heap_settled"]) / 1e6;
+        eprintln!(
+            "page_bench: {:<40} {:>8.1} {:>8.1} {:>7.1} {:>8.1} {:>8.1} {:>7.1} {:>8.1} {:>8.1} {:>7.2}",
+            r["file"].as_str().unwrap_or("?"),
+            p1,
+            q1,
+            q1 / p1,
+            pn,
+            qn,
+            qn / pn,
+            memory,
+            mv_memory,
+            mv_memory / memory,
+        );
+    }
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -366,6 +447,24 @@ async fn page_benchmark() {
     .await
     .expect("setting timeouts");
     let url = server.url("");
+    let peer_dir = memoryviz::peer_dir(&workspace_root());
+    let peer_source = peer_dir.as_deref().map(memoryviz::source);
+    if let Some(source) = &peer_source {
+        eprintln!("page_bench: MemoryViz.js measured too: {source}");
+    }
+    let peer = peer_dir
+        .as_deref()
+        .map(|dir| StaticServer::start(dir, &[]).expect("serving MemoryViz.js"));
+    let peer_url = peer.as_ref().map(|s| s.url(""));
+    // MemoryViz.js in a browser of its own: one renderer's heap holds every page it showed.
+    let peer_browser = match peer_url {
+        Some(_) => Browser::start().await,
+        None => None,
+    };
+    let peer_page = peer_browser
+        .as_ref()
+        .zip(peer_url.as_deref())
+        .map(|(b, url)| (&b.client, url));
     let mut records = Vec::new();
     for path in &files {
         let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
@@ -375,7 +474,7 @@ async fn page_benchmark() {
             (true, true) => (3, 5),
             (false, _) => (1, 2),
         };
-        let rec = bench_file(c, &url, path, runs, native_runs).await;
+        let rec = bench_file(c, &url, peer_page, path, runs, native_runs).await;
         eprintln!("page_bench: {rec}");
         let crashed = rec["outcome"] == "crashed";
         records.push(rec);
@@ -392,6 +491,7 @@ async fn page_benchmark() {
         "files": records,
         "not_generated": missing,
         "size_limit": MAX_FILE_BYTES,
+        "memoryviz": peer_source,
         "chromium": c.execute("return navigator.userAgent", vec![]).await.unwrap_or(Value::Null),
     });
     if let Some(dir) = out.parent() {
@@ -404,4 +504,7 @@ async fn page_benchmark() {
     .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
     eprintln!("page_bench: wrote {}", out.display());
     browser.close().await;
+    if let Some(b) = peer_browser {
+        b.close().await;
+    }
 }

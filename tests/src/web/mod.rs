@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod cdp;
 pub mod dist;
+pub mod memoryviz;
 pub mod page;
 pub mod perf;
 pub mod server;
