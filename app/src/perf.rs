@@ -31,6 +31,8 @@ pub const WORKER_PARSE: &str = "memsnap:worker:parse";
 pub const WORKER_INDEX: &str = "memsnap:worker:index";
 pub const WORKER_ANSWER: &str = "memsnap:worker:answer:";
 pub const WORKER_POST: &str = "memsnap:worker:post";
+/// Freeing the file an open replaced, after its answer is posted.
+pub const WORKER_DROP_REPLACED: &str = "memsnap:worker:drop-replaced";
 /// The page's rehearsal of the worker's warm-up snapshot, from its start to its end
 /// (`rehearsal`).
 pub const REHEARSAL: &str = "memsnap:rehearsal";
