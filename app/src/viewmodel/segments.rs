@@ -1,5 +1,3 @@
-use std::collections::HashMap;
-
 use memsnap_core::analysis::pools::{is_private, pool_of};
 use memsnap_core::snapshot::{BlockState, Segment, Snapshot, StackId, Value};
 
@@ -81,11 +79,17 @@ fn legacy_history(history: Option<&Value>) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// Not interned yet (in `Stacks`' id maps).
+const UNSEEN: u32 = u32::MAX;
+
 /// The subset of the snapshot's stacks one view references, renumbered densely.
 struct Stacks<'a> {
     snapshot: &'a Snapshot,
-    frame_ids: HashMap<u32, u32>,
-    stack_ids: HashMap<StackId, u32>,
+    /// The view's id of each of the snapshot's frames and stacks, by the snapshot's (dense) id,
+    /// `UNSEEN` until interned: looked up once per block and per frame, which through hash
+    /// maps put cs336-a-2.7b-forward's first screen at 3.2–3.7 ms natively, 1.8 ms with these.
+    frame_ids: Vec<u32>,
+    stack_ids: Vec<u32>,
     table: StackTable,
 }
 
@@ -93,30 +97,37 @@ impl<'a> Stacks<'a> {
     fn new(snapshot: &'a Snapshot) -> Self {
         Stacks {
             snapshot,
-            frame_ids: HashMap::new(),
-            stack_ids: HashMap::new(),
+            frame_ids: Vec::new(),
+            stack_ids: Vec::new(),
             table: StackTable::new(),
         }
     }
 
     fn interned(&mut self, id: StackId) -> u32 {
-        if let Some(&local) = self.stack_ids.get(&id) {
-            return local;
-        }
         let all = &self.snapshot.stacks;
+        if self.stack_ids.is_empty() {
+            self.stack_ids = vec![UNSEEN; all.stack_count()];
+            self.frame_ids = vec![UNSEEN; all.frame_count()];
+        }
+        // Ids index the snapshot's tables (as `Stacks::stack` and `frame` do).
+        if self.stack_ids[id.0 as usize] != UNSEEN {
+            return self.stack_ids[id.0 as usize];
+        }
         let (frame_ids, table) = (&mut self.frame_ids, &mut self.table);
         let frames: Vec<u32> = all
             .stack(id)
             .iter()
             .map(|f| {
-                *frame_ids.entry(f.0).or_insert_with(|| {
+                let slot = &mut frame_ids[f.0 as usize];
+                if *slot == UNSEEN {
                     let frame = all.frame(*f);
-                    table.push_frame(&frame.filename, frame.line, &frame.name)
-                })
+                    *slot = table.push_frame(&frame.filename, frame.line, &frame.name);
+                }
+                *slot
             })
             .collect();
         let local = self.table.push_stack(frames);
-        self.stack_ids.insert(id, local);
+        self.stack_ids[id.0 as usize] = local;
         local
     }
 
