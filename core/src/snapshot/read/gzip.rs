@@ -26,6 +26,21 @@ impl Read for Counting<'_> {
     }
 }
 
+/// Most inflated bytes asked of the decoder at once; progress is reported after each read.
+const STEP: usize = 1 << 20;
+/// Deflate's largest ratio (a stream of one repeated byte), bounding what a trailer may claim.
+const MAX_RATIO: u64 = 1032;
+
+/// The inflated size the gzip trailer gives (its last member's length mod 4 GiB: the whole
+/// length for the usual single member), no more than deflate could make of `bytes`.
+fn size_hint(bytes: &[u8]) -> u64 {
+    let Some(tail) = bytes.len().checked_sub(4).and_then(|at| bytes.get(at..)) else {
+        return 0;
+    };
+    let claimed = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as u64;
+    claimed.min(bytes.len() as u64 * MAX_RATIO)
+}
+
 pub(super) fn inflate(
     bytes: &[u8],
     limit: u64,
@@ -35,26 +50,50 @@ pub(super) fn inflate(
         rest: bytes,
         consumed: 0,
     });
-    let mut out = Vec::new();
-    let mut chunk = vec![0u8; 1 << 20];
+    let corrupt = |after: usize, e: std::io::Error| {
+        ReadError::whole(format!(
+            "gzip data is corrupt or truncated after {after} inflated bytes: {e}"
+        ))
+    };
+    let too_large = || {
+        ReadError::whole(format!(
+            "gzip data inflates to more than {} bytes ({} GiB), the largest snapshot memsnap reads",
+            limit,
+            limit >> 30
+        ))
+    };
+    // Inflated straight into the output, reserved at the size the trailer gives: through a
+    // 1 MiB chunk into a doubling vector, the worker's warm-up (34 kB inflating to 0.2 MB) had
+    // its largest allocations here, memory a wasm instance keeps.
+    let mut out: Vec<u8> = Vec::with_capacity(size_hint(bytes).min(limit) as usize);
     loop {
-        let n = decoder.read(&mut chunk).map_err(|e| {
-            ReadError::whole(format!(
-                "gzip data is corrupt or truncated after {} inflated bytes: {e}",
-                out.len()
-            ))
-        })?;
+        let len = out.len();
+        let n = if len < out.capacity() {
+            let room = (out.capacity() - len).min(STEP);
+            out.resize(len + room, 0);
+            let n = decoder.read(&mut out[len..]).map_err(|e| corrupt(len, e))?;
+            out.truncate(len + n);
+            n
+        } else {
+            // Full as reserved: a small read tells the end from a trailer that said too little,
+            // without growing (and copying) the whole output to find out.
+            let mut probe = [0u8; 8 << 10];
+            let n = decoder.read(&mut probe).map_err(|e| corrupt(len, e))?;
+            if len as u64 + n as u64 > limit {
+                return Err(too_large());
+            }
+            if n > 0 {
+                out.reserve(STEP.min(len.max(n)));
+                out.extend_from_slice(&probe[..n]);
+            }
+            n
+        };
         if n == 0 {
             break;
         }
-        if out.len() as u64 + n as u64 > limit {
-            return Err(ReadError::whole(format!(
-                "gzip data inflates to more than {} bytes ({} GiB), the largest snapshot memsnap reads",
-                limit,
-                limit >> 30
-            )));
+        if out.len() as u64 > limit {
+            return Err(too_large());
         }
-        out.extend_from_slice(&chunk[..n]);
         progress(decoder.get_ref().consumed);
     }
     if out.is_empty() {

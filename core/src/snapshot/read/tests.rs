@@ -772,6 +772,44 @@ fn gzip_is_inflated_with_a_bound() {
     assert!(e.message.contains("corrupt or truncated"), "{e}");
 }
 
+fn gzipped(plain: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(plain).expect("gzip");
+    enc.finish().expect("gzip")
+}
+
+/// The output is reserved at the trailer's size: exactly, for one member; a trailer that says
+/// too little (the last of several members) or too much (a hostile file) changes only how
+/// memory is reserved, never what is read.
+#[test]
+fn gzip_output_is_sized_by_its_trailer() {
+    let plain = shared_frames_pickle();
+    let one = super::gzip::inflate(&gzipped(&plain), u64::MAX, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(one, plain);
+    assert_eq!(
+        one.capacity(),
+        plain.len(),
+        "reserved once, at the trailer's size"
+    );
+
+    let half = plain.len() / 2;
+    let mut two = gzipped(&plain[..half]);
+    two.extend(gzipped(&plain[half..]));
+    let out = super::gzip::inflate(&two, u64::MAX, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, plain);
+    assert_eq!(read(&two).map(|s| s.segments.len()).ok(), Some(1));
+
+    // A trailer claiming 4 GiB: reserved no more than deflate could make of the file, then
+    // refused by the decoder's own length check.
+    let mut lying = gzipped(&plain);
+    let n = lying.len();
+    lying[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+    let e = err(&lying);
+    assert!(e.message.contains("corrupt or truncated"), "{e}");
+}
+
 #[test]
 fn progress_is_monotonic_and_ends_at_the_length() {
     let bytes = shared_frames_pickle();
