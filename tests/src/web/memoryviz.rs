@@ -10,10 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fantoccini::Client;
+use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
-
-use super::page;
 
 /// target/peers/memoryviz/, when scripts/fetch-peers.sh has prepared it.
 pub fn peer_dir(workspace: &Path) -> Option<PathBuf> {
@@ -102,7 +100,20 @@ pub async fn bench_file(
     if let Err(e) = c.goto(url).await {
         return json!({ "outcome": "failed", "message": format!("opening its page: {e}") });
     }
-    let input = page::find_css(c, "input[type=file]").await;
+    // Its input, once its module (and d3, through the import map) has loaded; a set-up that
+    // does not load is this file's failure, not the whole bench's.
+    let input = match c
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css("input[type=file]"))
+        .await
+    {
+        Ok(input) => input,
+        Err(e) => {
+            let message = format!("its page showed no file input within 30 s: {e}");
+            return json!({ "outcome": "failed", "message": message });
+        }
+    };
     if let Err(e) = c.execute(HOOKS, vec![]).await {
         return json!({ "outcome": "failed", "message": format!("installing the clock: {e}") });
     }
