@@ -292,8 +292,8 @@ fn opened(
                 },
             );
             // Freed once the answer is on its way: dropping the file this one replaces (its
-            // frames, its index) took 0.3–2 ms on later opens of the real fixtures, which the first paint
-            // waited for.
+            // frames, its index) took 0.3–2 ms on later opens of the real fixtures, which the
+            // first paint waited for.
             let dropping = perf::now();
             drop(replaced);
             perf::measure_since(perf::WORKER_DROP_REPLACED, dropping);
