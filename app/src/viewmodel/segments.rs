@@ -109,7 +109,7 @@ impl<'a> Stacks<'a> {
             self.stack_ids = vec![UNSEEN; all.stack_count()];
             self.frame_ids = vec![UNSEEN; all.frame_count()];
         }
-        // Ids index the snapshot's tables (as `Stacks::stack` and `frame` do).
+        // Ids index the snapshot's tables, as its own `stack` and `frame` lookups do.
         if self.stack_ids[id.0 as usize] != UNSEEN {
             return self.stack_ids[id.0 as usize];
         }

@@ -34,11 +34,10 @@ const MAX_RATIO: u64 = 1032;
 /// The inflated size the gzip trailer gives (its last member's length mod 4 GiB: the whole
 /// length for the usual single member), no more than deflate could make of `bytes`.
 fn size_hint(bytes: &[u8]) -> u64 {
-    let Some(tail) = bytes.len().checked_sub(4).and_then(|at| bytes.get(at..)) else {
+    let Some(&tail) = bytes.last_chunk::<4>() else {
         return 0;
     };
-    let claimed = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as u64;
-    claimed.min(bytes.len() as u64 * MAX_RATIO)
+    u64::from(u32::from_le_bytes(tail)).min(bytes.len() as u64 * MAX_RATIO)
 }
 
 pub(super) fn inflate(
@@ -79,6 +78,7 @@ pub(super) fn inflate(
             // without growing (and copying) the whole output to find out.
             let mut probe = [0u8; 8 << 10];
             let n = decoder.read(&mut probe).map_err(|e| corrupt(len, e))?;
+            // Refused before the output grows past the limit for it.
             if len as u64 + n as u64 > limit {
                 return Err(too_large());
             }

@@ -759,11 +759,7 @@ fn memo_bombs_stay_linear() {
 
 #[test]
 fn gzip_is_inflated_with_a_bound() {
-    use std::io::Write;
-    let plain = shared_frames_pickle();
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(&plain).expect("gzip");
-    let gz = enc.finish().expect("gzip");
+    let gz = gzipped(&shared_frames_pickle());
     let s = read(&gz).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.segments[0].blocks.len(), 2);
     let e = super::gzip::inflate(&gz, 10, &mut |_| {}).expect_err("bounded");
