@@ -3,6 +3,7 @@
 //! worker answers with (`protocol::Request`/`Response` carry them). Every figure here was
 //! computed by `memsnap_core::analysis` in the worker; the page only draws them.
 
+use memsnap_core::analysis::bands::{BandLayout, Hit};
 use serde::{Deserialize, Serialize};
 
 /// Why what-if refuses pinned host memory.
@@ -52,13 +53,10 @@ pub struct TimelineView {
     /// One point per pixel column (at most), min and max over its entries.
     pub allocated: Vec<SeriesPoint>,
     pub reserved: Vec<SeriesPoint>,
-    /// Allocations below this many bytes are summarised, not drawn as bands.
-    pub min_bytes: u64,
-    /// Sent as each column's bands past those it shares with the one before (`column_wire`).
-    #[serde(with = "crate::column_wire")]
-    pub columns: Vec<ColumnVm>,
-    /// Block size of every allocation a column names, by allocation index (ascending).
-    pub band_sizes: Vec<(u32, u64)>,
+    /// The pixel columns and their bands, each column's stack kept as what it shares with the
+    /// one before and its own on top, as sent: the page draws a band once per run of columns it
+    /// keeps its place in. Allocations below `bands.min_bytes` are summarised, not banded.
+    pub bands: BandLayout,
     /// The highest allocated point inside the range and what it is made of.
     pub peak: Option<PeakVm>,
 }
@@ -71,55 +69,15 @@ pub struct SeriesPoint {
     pub max: u64,
 }
 
-/// One pixel column of the band layout (see `analysis::bands`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ColumnVm {
-    pub start: u64,
-    pub end: u64,
-    /// Allocations (indices into the device's allocation list, for `Request::Allocation`)
-    /// stacked from 0 without gaps, oldest lowest: each band's height is its size.
-    pub bands: Vec<u32>,
-    /// Bytes of the allocations too small to draw, at most, over the column's entries.
-    pub small_max: u64,
-}
-
-/// A band as drawn: allocation index and its byte range in the stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CellVm {
-    pub alloc: u32,
-    pub y0: u64,
-    pub y1: u64,
-}
-
 impl TimelineView {
-    pub fn band_size(&self, alloc: u32) -> u64 {
-        self.band_sizes
-            .binary_search_by_key(&alloc, |(a, _)| *a)
-            .map(|k| self.band_sizes[k].1)
-            .unwrap_or(0)
-    }
-
-    /// The bands of a column with their byte ranges, bottom to top.
-    pub fn cells<'a>(&'a self, column: &'a ColumnVm) -> impl Iterator<Item = CellVm> + 'a {
-        let mut y = 0u64;
-        column.bands.iter().map(move |&alloc| {
-            let y0 = y;
-            y = y.saturating_add(self.band_size(alloc));
-            CellVm { alloc, y0, y1: y }
-        })
-    }
-
-    /// The allocation drawn at `bytes` in `column`.
-    pub fn hit(&self, column: &ColumnVm, bytes: u64) -> Option<u32> {
-        self.cells(column)
-            .find(|c| c.y0 <= bytes && bytes < c.y1)
-            .map(|c| c.alloc)
-    }
-
-    /// The column holding entry `index`.
-    pub fn column_at(&self, index: u64) -> Option<&ColumnVm> {
-        let c = self.columns.partition_point(|c| c.end <= index);
-        self.columns.get(c).filter(|c| c.start <= index)
+    /// The allocation drawn at entry `index`, height `bytes` (its index in the device's
+    /// allocation list, for `Request::Allocation`).
+    pub fn hit(&self, index: u64, bytes: u64) -> Option<u32> {
+        let index = usize::try_from(index).ok()?;
+        match self.bands.hit(index, bytes) {
+            Hit::Allocation(alloc) => u32::try_from(alloc).ok(),
+            Hit::Summary | Hit::Nothing => None,
+        }
     }
 }
 

@@ -5,7 +5,6 @@
 //! natively (for tests).
 
 pub mod analysis_protocol;
-pub mod column_wire;
 pub mod folder_files;
 pub mod format;
 pub mod protocol;

@@ -70,35 +70,31 @@ fn views_of_a_full_training_step() {
     assert_eq!(Some(peak.index as usize), tl.peak_index());
     assert!(t.y_max >= peak.allocated);
     // Some column has a band, and hit-testing it names an allocation whose details come back.
-    let cells: usize = t.columns.iter().map(|c| c.bands.len()).sum();
+    let runs = t.bands.tails.len();
     eprintln!(
-        "{n} entries, {} allocations, {cells} cells, bands from {} B",
+        "{n} entries, {} allocations, {runs} band runs, bands from {} B",
         tl.allocations.list.len(),
-        t.min_bytes
+        t.bands.min_bytes
     );
-    assert!(cells > 0 && cells < 500_000, "{cells} cells");
-    let (col, cell) = t
-        .columns
-        .iter()
-        .find_map(|c| t.cells(c).last().map(|cell| (c, cell)))
+    assert!(runs > 0 && runs < 500_000, "{runs} band runs");
+    let (col, cell) = (0..t.bands.columns.len())
+        .find_map(|c| t.bands.cells(c).last().map(|&cell| (c, cell)))
         .expect("a band");
-    assert_eq!(t.hit(col, cell.y0), Some(cell.alloc));
-    assert_eq!(t.hit(col, cell.y1), None);
-    assert_eq!(
-        cell.y1 - cell.y0,
-        tl.allocations.list[cell.alloc as usize].size
-    );
+    let at = t.bands.columns[col].start as u64;
+    assert_eq!(t.hit(at, cell.y0), Some(cell.alloc as u32));
+    assert_eq!(t.hit(at, cell.y1), None);
+    assert_eq!(cell.y1 - cell.y0, tl.allocations.list[cell.alloc].size);
     let Response::Allocation(a) = ask(
         &snap,
         &mut cache,
         Request::Allocation {
             device: 0,
-            alloc: cell.alloc,
+            alloc: cell.alloc as u32,
         },
     ) else {
         panic!()
     };
-    let core_alloc = &tl.allocations.list[cell.alloc as usize];
+    let core_alloc = &tl.allocations.list[cell.alloc];
     assert_eq!(
         (a.size, a.start, a.end),
         (
@@ -109,15 +105,16 @@ fn views_of_a_full_training_step() {
     );
     assert_eq!(a.frames.is_empty(), core_alloc.stack.is_none());
     let with_stack = t
-        .band_sizes
+        .bands
+        .banded
         .iter()
-        .find(|(k, _)| tl.allocations.list[*k as usize].stack.is_some());
+        .find(|&&k| tl.allocations.list[k].stack.is_some());
     let Response::Allocation(a) = ask(
         &snap,
         &mut cache,
         Request::Allocation {
             device: 0,
-            alloc: with_stack.expect("a band with a stack").0,
+            alloc: *with_stack.expect("a band with a stack") as u32,
         },
     ) else {
         panic!()
@@ -295,9 +292,9 @@ fn timeline_requests_at_a_million_entries() {
             panic!("not a timeline")
         };
         let bytes = memsnap_app::protocol::encode(1, &Response::Timeline(v.clone())).len();
-        let cells: usize = v.columns.iter().map(|c| c.bands.len()).sum();
+        let runs = v.bands.tails.len();
         eprintln!(
-            "range {start}..{end}: {:?}, {cells} cells, {bytes} B message",
+            "range {start}..{end}: {:?}, {runs} band runs, {bytes} B message",
             t.elapsed()
         );
         assert!(v.allocated.len() <= 1000);

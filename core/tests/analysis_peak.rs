@@ -117,7 +117,7 @@ fn band_layout_columns_add_up() {
         let mb = min_bytes_for(&tl, a, b, 500);
         let l = layout(&tl, a, b, w, mb);
         let v = tl.allocated.values();
-        for c in &l.columns {
+        for (j, c) in l.columns.iter().enumerate() {
             let (lo, hi) = tl.allocated.min_max(c.start, c.end).expect("column range");
             // Visible bands plus the summary at its lowest never go below the true minimum
             // (present-in-column bands can only add), and summary_max is exact.
@@ -127,7 +127,7 @@ fn band_layout_columns_add_up() {
                 assert_eq!(c.summary_min, c.summary_max);
             }
             assert!(c.summary_max <= hi);
-            for cell in &c.cells {
+            for cell in l.cells(j) {
                 assert!(cell.y1 - cell.y0 >= mb);
                 let mid = (cell.y0 + cell.y1) / 2;
                 assert_eq!(l.hit(c.start, mid), Hit::Allocation(cell.alloc));

@@ -10,7 +10,7 @@ use memsnap_core::snapshot::Snapshot;
 use super::cache::Analyses;
 use super::top_frames::{live_groups, TopFrames};
 use crate::analysis_protocol::{
-    ColumnVm, EntryRange, GroupVm, PeakVm, SeriesPoint, TimelineRequest, TimelineView,
+    EntryRange, GroupVm, PeakVm, SeriesPoint, TimelineRequest, TimelineView,
 };
 
 /// Groups of the peak's composition sent along (the rest are summed by the page as "other").
@@ -54,22 +54,6 @@ pub fn timeline_view(snap: &Snapshot, cache: &mut Analyses, req: &TimelineReques
     let min_bytes = min_bytes_for_count(tl, a, b, MAX_BANDS, floor);
     // Band columns are two pixels wide: twice the bands for the same message and drawing cost.
     let bands = layout(tl, a, b, width.div_ceil(BAND_COLUMN_PX), min_bytes);
-    // Each banded allocation once, by id (a band's height is its allocation's size).
-    let band_sizes: Vec<(u32, u64)> = bands
-        .banded
-        .iter()
-        .map(|&k| (k as u32, tl.allocations.list[k].size))
-        .collect();
-    let columns = bands
-        .columns
-        .into_iter()
-        .map(|c| ColumnVm {
-            start: c.start as u64,
-            end: c.end as u64,
-            bands: c.cells.into_iter().map(|cell| cell.alloc as u32).collect(),
-            small_max: c.summary_max,
-        })
-        .collect();
     let time = |i: usize| tl.time_us.get(i).copied().flatten();
     let (start_time_us, end_time_us) = if a < b {
         (time(a), time(b - 1))
@@ -91,9 +75,7 @@ pub fn timeline_view(snap: &Snapshot, cache: &mut Analyses, req: &TimelineReques
         y_max,
         allocated,
         reserved,
-        min_bytes,
-        columns,
-        band_sizes,
+        bands,
         peak,
     }
 }

@@ -202,9 +202,7 @@ fn TimelineChart() -> impl IntoView {
     };
     let band_at = move |x: f64, y: f64| -> Option<u32> {
         let (index, bytes) = at(x, y)?;
-        let v = data.get_untracked()?;
-        let col = v.column_at(index)?;
-        v.hit(col, bytes)
+        data.get_untracked()?.hit(index, bytes)
     };
     let show = move |alloc: u32, sticky: bool| {
         let Some(device) = state.device.get_untracked() else {
@@ -301,7 +299,7 @@ fn TimelineChart() -> impl IntoView {
             <div class="timeline-wrap">
                 <canvas data-testid="timeline" node_ref=canvas height=HEIGHT
                     data-ready=move || data.with(|d| d.is_some()).to_string()
-                    data-bands=move || data.with(|d| d.as_ref().map_or(0, |d| d.band_sizes.len())).to_string()
+                    data-bands=move || data.with(|d| d.as_ref().map_or(0, |d| d.bands.banded.len())).to_string()
                     on:wheel=on_wheel
                     on:mousedown=on_down
                     on:mousemove=on_move
@@ -603,52 +601,73 @@ fn draw_with(
         ctx.fill_text(&format::bytes(b), LEFT - 6.0, y + 4.0).ok();
     }
 
-    // Bands, written as pixels: the cost is columns × bands, never entries. One `u32` per
-    // pixel, each band's run of a row filled at once (a 4-byte slice copied per pixel cost a
-    // cold page 15–20 ms a draw).
+    // Bands, written as pixels: one rectangle per run of columns a band keeps its place in
+    // (`BandLayout::for_each_run`), never per entry. One `u32` per pixel, each rectangle's
+    // stretch of a row filled at once (a 4-byte slice copied per pixel cost a cold page
+    // 15–20 ms a draw). Where bands thinner than a pixel share a row, the highest shows, as
+    // when each column was painted bottom up and its summary last: the summaries go first,
+    // then the runs, which come highest first wherever they overlap, fill only what is empty.
     let (pw, ph) = (plot_w as usize, plot_h as usize);
     let mut px = vec![0u32; pw * ph];
-    let mut paint = |x0: usize, x1: usize, top: f64, bottom: f64, rgb: [u8; 3], alpha: u8| {
-        let r0 = (top.max(0.0) as usize).min(ph);
-        let r1 = (bottom.ceil().max(0.0) as usize)
-            .min(ph)
-            .max(r0 + 1)
-            .min(ph);
-        let (x0, x1) = (x0.min(pw), x1.min(pw));
-        if x0 >= x1 {
-            return;
-        }
-        // RGBA in memory order, as ImageData reads the bytes.
-        let value = u32::from_ne_bytes([rgb[0], rgb[1], rgb[2], alpha]);
-        for row in px[r0 * pw..r1 * pw].chunks_exact_mut(pw) {
-            row[x0..x1].fill(value);
-        }
-    };
+    let mut paint =
+        |x0: usize, x1: usize, top: f64, bottom: f64, rgb: [u8; 3], alpha: u8, under: bool| {
+            let r0 = (top.max(0.0) as usize).min(ph);
+            let r1 = (bottom.ceil().max(0.0) as usize)
+                .min(ph)
+                .max(r0 + 1)
+                .min(ph);
+            let (x0, x1) = (x0.min(pw), x1.min(pw));
+            if x0 >= x1 {
+                return;
+            }
+            // RGBA in memory order, as ImageData reads the bytes.
+            let value = u32::from_ne_bytes([rgb[0], rgb[1], rgb[2], alpha]);
+            for row in px[r0 * pw..r1 * pw].chunks_exact_mut(pw) {
+                if under {
+                    for p in &mut row[x0..x1] {
+                        *p = if *p == 0 { value } else { *p };
+                    }
+                } else {
+                    row[x0..x1].fill(value);
+                }
+            }
+        };
     let to_row = |b: u64| plot_h - b as f64 / y_max * plot_h;
-    for col in &v.columns {
-        let x0 = ((col.start - v.range.start) as f64 / span * plot_w) as usize;
-        let x1 = (((col.end - v.range.start) as f64 / span * plot_w) as usize).max(x0 + 1);
-        let mut top = 0;
-        for cell in v.cells(col) {
-            let rgb = if hover == Some(cell.alloc) {
-                [30, 30, 30]
-            } else {
-                colour(cell.alloc)
-            };
-            paint(x0, x1, to_row(cell.y1), to_row(cell.y0), rgb, 255);
-            top = cell.y1;
-        }
-        if col.small_max > 0 {
+    let columns = &v.bands.columns;
+    let x_px = |entry: usize| {
+        (entry.saturating_sub(v.range.start as usize) as f64 / span * plot_w) as usize
+    };
+    let column_px = |c: usize| {
+        let x0 = x_px(columns[c].start);
+        (x0, x_px(columns[c].end).max(x0 + 1))
+    };
+    for (c, col) in columns.iter().enumerate() {
+        let (x0, x1) = column_px(c);
+        if col.summary_max > 0 {
             paint(
                 x0,
                 x1,
-                to_row(top + col.small_max),
-                to_row(top),
+                to_row(col.top.saturating_add(col.summary_max)),
+                to_row(col.top),
                 [150, 158, 172],
                 150,
+                false,
             );
         }
     }
+    v.bands.for_each_run(|run| {
+        let Some((alloc, _)) = v.bands.band(run.band) else {
+            return;
+        };
+        let alloc = alloc as u32;
+        let rgb = if hover == Some(alloc) {
+            [30, 30, 30]
+        } else {
+            colour(alloc)
+        };
+        let (x0, x1) = (column_px(run.first_column).0, column_px(run.last_column).1);
+        paint(x0, x1, to_row(run.y1), to_row(run.y0), rgb, 255, true);
+    });
     // SAFETY: the same memory seen as bytes (u8 has no alignment or validity to break).
     let bytes = unsafe { std::slice::from_raw_parts(px.as_ptr().cast::<u8>(), px.len() * 4) };
     if let Ok(img) =
