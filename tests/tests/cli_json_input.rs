@@ -44,4 +44,30 @@ fn bad_json_says_where() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("at byte 27") && err.contains("JSON"), "{err}");
+    assert!(
+        !err.contains("not a snapshot"),
+        "a JSON file is not called a stray: {err}"
+    );
+}
+
+/// JSON nested past what the reader takes is refused as such, not called a stray file: the
+/// reader's JSON limit (256 levels), and the limit on what it keeps of a key it does not know
+/// (100).
+#[test]
+fn deep_json_says_how_deep() {
+    let dir = fixtures::scratch("json-deep");
+    for (levels, says) in [
+        (300, "nested deeper than 256 levels"),
+        (250, "nests deeper than 100 levels"),
+    ] {
+        let path = dir.join(format!("deep-{levels}.json"));
+        let nested = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+        let text = format!(r#"{{"segments": [], "device_traces": [[]], "nested": {nested}}}"#);
+        std::fs::write(&path, text).unwrap();
+        let o = memsnap_bin::run(&["stats", path.to_str().unwrap()], None);
+        assert_eq!(o.status.code(), Some(1), "{levels} levels");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{levels} levels: {err}");
+        assert!(!err.contains("not a snapshot"), "{levels} levels: {err}");
+    }
 }

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use memsnap_core::snapshot::{read_with_progress, validate, Snapshot};
+use memsnap_core::snapshot::{read_with_progress, starts_like_a_snapshot, validate, Snapshot};
 
 use super::progress::Reading;
 
@@ -123,14 +123,14 @@ fn load_with(path: &str, bar: bool) -> Result<(Snapshot, u64), CliError> {
     Ok((snap, data.len() as u64))
 }
 
-/// The reader's error, with a plain word when the bytes are not even a pickle (protocol 2+
-/// starts with PROTO, 0x80) or gzip data: a stray file in a directory of snapshots. (The
-/// reader already says so for an empty file.)
+/// The reader's error, with a plain word when the bytes are not even a pickle, gzip or JSON
+/// data: a stray file in a directory of snapshots. (The reader already says so for an empty
+/// file.)
 fn read_error(data: &[u8], e: impl std::fmt::Display) -> String {
-    if data.is_empty() || data.starts_with(&[0x80]) || data.starts_with(&[0x1f, 0x8b]) {
+    if data.is_empty() || starts_like_a_snapshot(data) {
         e.to_string()
     } else {
-        format!("{e} (this is not a snapshot: neither a pickle nor gzip data)")
+        format!("{e} (this is not a snapshot: neither a pickle, gzip nor JSON data)")
     }
 }
 

@@ -8,7 +8,7 @@ pub mod value;
 pub mod write;
 
 pub use model::*;
-pub use read::{read, read_with_progress, ReadError, Streaming};
+pub use read::{read, read_with_progress, starts_like_a_snapshot, ReadError, Streaming};
 pub use validate::{validate, Warning, WarningKind};
 pub use value::Value;
 pub use write::write;

@@ -68,6 +68,13 @@ impl std::error::Error for ReadError {}
 /// about what a 4 GiB wasm instance can hold; node ids and offsets are also 32-bit.
 pub const MAX_INPUT_BYTES: u64 = 2 << 30;
 
+/// Whether `bytes` start as one of the forms [`read`] takes: a pickle of protocol 2 or later
+/// (PROTO first), gzip data or JSON. On anything else a reading error is better told as "not
+/// a snapshot" than as the opcode the reader stopped at (a stray file among snapshots).
+pub fn starts_like_a_snapshot(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&super::opcodes::PROTO) || gzip::is_gzip(bytes) || json::is_json(bytes)
+}
+
 /// Reads a snapshot (pickle or JSON, either possibly gzipped).
 pub fn read(bytes: &[u8]) -> Result<Snapshot, ReadError> {
     read_with_progress(bytes, &mut |_| {})
