@@ -70,31 +70,38 @@ pub async fn flame_view_paced(
     }
 }
 
-/// Pre-order, children left to right from `offset`, pruning the narrow ones.
+/// Pre-order, children left to right from `offset`, pruning the narrow ones. Without
+/// recursion: the tree is as deep as the deepest stack (see `flamegraph::Node`).
 fn flatten(
-    n: &Node,
+    root: &Node,
     depth: u32,
     offset: u64,
     total: u64,
     out: &mut Vec<FlameNodeVm>,
     hidden: &mut u64,
 ) {
-    if out.len() >= MAX_NODES
-        || (depth > 0 && (n.value as u128) * (MIN_FLAME_FRACTION as u128) < total as u128)
-    {
-        *hidden += 1;
-        return;
-    }
-    out.push(FlameNodeVm {
-        name: n.name.clone(),
-        depth,
-        offset,
-        value: n.value,
-    });
-    let mut x = offset;
-    for c in &n.children {
-        flatten(c, depth + 1, x, total, out, hidden);
-        x += c.value;
+    let mut pending = vec![(root, depth, offset)];
+    while let Some((n, depth, offset)) = pending.pop() {
+        if out.len() >= MAX_NODES
+            || (depth > 0 && (n.value as u128) * (MIN_FLAME_FRACTION as u128) < total as u128)
+        {
+            *hidden += 1;
+            continue;
+        }
+        out.push(FlameNodeVm {
+            name: n.name.clone(),
+            depth,
+            offset,
+            value: n.value,
+        });
+        // Pushed last to first, so that the first child comes off next.
+        let at = pending.len();
+        let mut x = offset;
+        for c in &n.children {
+            pending.push((c, depth + 1, x));
+            x += c.value;
+        }
+        pending[at..].reverse();
     }
 }
 

@@ -9,6 +9,10 @@ use super::pace::{self, Pace, CHUNK};
 use super::timeline::Timeline;
 use crate::snapshot::{Frame, Snapshot};
 
+/// A node of the tree, which is as deep as the deepest stack: a recursion in the program
+/// recorded with its C++ frames runs to tens of thousands of frames. Building, walking and
+/// dropping it here never recurse, as a wasm stack could not hold that (the derived traits
+/// do, and serve small trees: tests, messages).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Node {
@@ -16,6 +20,16 @@ pub struct Node {
     pub value: u64,
     /// Largest first.
     pub children: Vec<Node>,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        // Children moved out level by level, so each is dropped with none of its own.
+        let mut pending = std::mem::take(&mut self.children);
+        while let Some(mut n) = pending.pop() {
+            pending.append(&mut n.children);
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,14 +101,28 @@ impl Builder {
         c
     }
 
-    fn finish(&self, n: usize) -> Node {
-        let mut children: Vec<Node> = self.children[n].iter().map(|&c| self.finish(c)).collect();
-        children.sort_by(|a, b| b.value.cmp(&a.value).then(a.name.cmp(&b.name)));
-        Node {
-            name: self.texts[self.names[n] as usize].clone(),
-            value: self.values[n],
-            children,
+    /// The tree under `root`. A child is made after its parent, so going down the ids every
+    /// node's children are done before it.
+    fn finish(&self, root: usize) -> Node {
+        let mut done: Vec<Option<Node>> = Vec::new();
+        done.resize_with(self.names.len(), || None);
+        for n in (root..self.names.len()).rev() {
+            let mut children: Vec<Node> = self.children[n]
+                .iter()
+                .filter_map(|&c| done[c].take())
+                .collect();
+            children.sort_by(|a, b| b.value.cmp(&a.value).then(a.name.cmp(&b.name)));
+            done[n] = Some(Node {
+                name: self.texts[self.names[n] as usize].clone(),
+                value: self.values[n],
+                children,
+            });
         }
+        done[root].take().unwrap_or(Node {
+            name: String::new(),
+            value: 0,
+            children: Vec::new(),
+        })
     }
 }
 
@@ -217,19 +245,23 @@ pub async fn flamegraph_by_paced(
 
 /// Folded-stack lines (`frame;frame;... value`) for flamegraph.pl and speedscope.
 pub fn folded(node: &Node) -> Vec<String> {
-    fn walk(n: &Node, path: &mut Vec<String>, out: &mut Vec<String>) {
-        let own = n.value - n.children.iter().map(|c| c.value).sum::<u64>();
+    let mut out = Vec::new();
+    // Depth first, children in order: each node with its depth (the root's is 0, and its name
+    // is no frame), `path` holding the frames above it.
+    let mut path: Vec<&str> = Vec::new();
+    let mut pending: Vec<(&Node, usize)> = vec![(node, 0)];
+    while let Some((n, depth)) = pending.pop() {
+        path.truncate(depth.saturating_sub(1));
+        if depth > 0 {
+            path.push(&n.name);
+        }
+        let below: u64 = n.children.iter().map(|c| c.value).sum();
+        let own = n.value.saturating_sub(below);
         if own > 0 && !path.is_empty() {
             out.push(format!("{} {}", path.join(";"), own));
         }
-        for c in &n.children {
-            path.push(c.name.clone());
-            walk(c, path, out);
-            path.pop();
-        }
+        pending.extend(n.children.iter().rev().map(|c| (c, depth + 1)));
     }
-    let mut out = Vec::new();
-    walk(node, &mut Vec::new(), &mut out);
     out
 }
 
@@ -296,6 +328,43 @@ mod tests {
         let lines = folded(&g);
         assert!(lines.contains(&"/p/t.py:1:main;/p/m.py:5:f 4096".to_string()));
         assert!(lines.contains(&"<no stack> 512".to_string()));
+    }
+
+    /// A stack deeper than a thread's stack could hold one call per frame (a test thread has
+    /// 2 MiB): the tree is built, folded and dropped without recursing.
+    #[test]
+    fn a_stack_of_200k_frames() {
+        const DEPTH: usize = 200_000;
+        let mut snap = snapshot(vec![], vec![]);
+        let names: Vec<String> = (0..DEPTH).map(|i| format!("f{i}")).collect();
+        let frames: Vec<(&str, i64, &str)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ("/p/r.py", i as i64, n.as_str()))
+            .collect();
+        let s = stack(&mut snap, &frames);
+        snap.device_traces = Some(vec![vec![
+            with_stack(entry(Action::Alloc, 0x1000, 4096), s),
+            with_stack(entry(Action::Alloc, 0x2000, 1024), s),
+        ]]);
+        let tl = Timeline::build(&snap, 0);
+        let g = flamegraph(&snap, &tl, Options::default());
+        let (mut depth, mut at) = (0, &g);
+        while let Some(c) = at.children.first() {
+            assert_eq!(c.value, 5120);
+            depth += 1;
+            at = c;
+        }
+        assert_eq!(depth, DEPTH);
+        // Innermost first in the file, so the deepest node is frame 0.
+        assert_eq!(at.name, "/p/r.py:0:f0");
+        let lines = folded(&g);
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with("/p/r.py:199999:f199999;")
+                && lines[0].ends_with(";/p/r.py:0:f0 5120")
+        );
+        drop(g);
     }
 
     #[test]
