@@ -1,6 +1,6 @@
 //! What nests deep in a file, in headless Chromium: the page and its worker run in wasm
-//! instances whose stacks are fixed and small (1 MiB), where a native run has megabytes.
-//! Built here, not recorded: the bundled example with
+//! instances whose stacks are fixed and small (256 KiB, app/build.rs), where a native run has
+//! megabytes. Built here, not recorded: the bundled example with
 //! - every traced allocation's stack replaced by one of 19,000 frames (a Python recursion to
 //!   its default limit of 1,000, with the C++ frames `stacks="all"` records between Python
 //!   frames): the flame graph shows its innermost frame, 19,000 levels down (as many as it

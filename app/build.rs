@@ -1,0 +1,16 @@
+//! The wasm stack of the page and of its worker. Rust's wasm32 default is 1 MiB each, and a
+//! wasm instance holds its stack for good: 2 MiB of every open page, which on a 10 kB file was
+//! a third of memsnap's memory (page bench). The deepest the code goes is the JSON reader at its
+//! 256-level limit (`snapshot/read/json.rs`): tests/tests/page_deep.rs overflowed a 64 KiB stack
+//! there and passed with 128 KiB, as did every page test. Twice that is the margin; what grows
+//! with the input (a stack's frames) never recurses (`analysis::flamegraph`).
+
+/// Bytes of wasm stack per instance.
+const STACK: u32 = 256 << 10;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("wasm32") {
+        println!("cargo:rustc-link-arg=-zstack-size={STACK}");
+    }
+}
