@@ -9,6 +9,7 @@ where each thread spent its time (self time by function, wasm functions by their
 
     python3 scripts/profile_page.py dist FILE [FILE...] [--opens 3] [--out target/profile]
         [--zoom N]   # then N timeline zoom steps that land during background analyses
+        [--no-profiler]  # the measures alone, as the page bench times them
 
 Each file opens `--opens` times in one fresh page: the first open is cold (the worker has just
 started), the later ones warm. The profiles are written as `.cpuprofile` files (open them in
@@ -274,8 +275,9 @@ async def profile_file(cdp, url, file, index, args):
                     "devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute",
                     "blink", "loading"]},
                 "transferMode": "ReportEvents"})
-        await cdp.send("Profiler.start", {}, worker)
-        await cdp.send("Profiler.start", {}, page)
+        if not args.no_profiler:
+            await cdp.send("Profiler.start", {}, worker)
+            await cdp.send("Profiler.start", {}, page)
         # The page clears its first-paint measure at each pick; the pick's own mark is new.
         before = await evaluate("performance.getEntriesByName('memsnap:file-chosen').length")
         await cdp.send("DOM.setFileInputFiles", {"nodeId": node, "files": [os.path.abspath(file)]}, page)
@@ -319,8 +321,12 @@ async def profile_file(cdp, url, file, index, args):
             shift = got.get("origin", 0) - zoom["origin"]
             zoom["worker"] = [[w, round(at + shift, 1), ms] for w, at, ms in worker_measures or []
                               if at + shift >= 0]
-        wprof = (await cdp.send("Profiler.stop", {}, worker))["profile"]
-        pprof = (await cdp.send("Profiler.stop", {}, page))["profile"]
+        if args.no_profiler:
+            wprof = pprof = {"nodes": [], "samples": [], "timeDeltas": [], "startTime": 0,
+                             "endTime": 1}
+        else:
+            wprof = (await cdp.send("Profiler.stop", {}, worker))["profile"]
+            pprof = (await cdp.send("Profiler.stop", {}, page))["profile"]
         label = "cold" if n == 0 else f"warm {n}"
         timeline = await trace_summary(cdp, args) if args.trace else None
         print(f"{name}, open {n + 1} ({label}): first paint {paint} ms; measures {requests}")
@@ -410,6 +416,9 @@ def main():
     p.add_argument("--out", default="target/profile")
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--interval-us", type=int, default=100)
+    p.add_argument("--no-profiler", action="store_true",
+                   help="only the page's and the worker's own measures: the sampling profiler "
+                        "interrupts the worker and adds ~11 ms to an open")
     p.add_argument("--chromium-arg", action="append", default=[],
                    help="extra Chromium switch, e.g. --chromium-arg=--js-flags=--no-liftoff")
     p.add_argument("--reps", type=int, default=0,
