@@ -28,6 +28,8 @@ const TOP: f64 = 12.0;
 const BOTTOM: f64 = 22.0;
 /// Zooming in stops at this many entries across the plot.
 const MIN_SPAN: u64 = 16;
+/// Rows of the bands' pixels written at a time (`draw_with`).
+const STRIP_ROWS: usize = 64;
 
 /// The plot's size in pixels on a canvas `w` wide: the margins hold the axes' labels.
 fn plot_size(w: f64) -> PlotSize {
@@ -607,31 +609,11 @@ fn draw_with(
     // 15–20 ms a draw). Where bands thinner than a pixel share a row, the highest shows, as
     // when each column was painted bottom up and its summary last: the summaries go first,
     // then the runs, which come highest first wherever they overlap, fill only what is empty.
+    // In strips of rows through one buffer: the whole plot's pixels (1 MB at 1,120 × 226) were
+    // most of the page's wasm heap on a small file, and a wasm instance keeps its peak.
     let (pw, ph) = (plot_w as usize, plot_h as usize);
-    let mut px = vec![0u32; pw * ph];
-    let mut paint =
-        |x0: usize, x1: usize, top: f64, bottom: f64, rgb: [u8; 3], alpha: u8, under: bool| {
-            let r0 = (top.max(0.0) as usize).min(ph);
-            let r1 = (bottom.ceil().max(0.0) as usize)
-                .min(ph)
-                .max(r0 + 1)
-                .min(ph);
-            let (x0, x1) = (x0.min(pw), x1.min(pw));
-            if x0 >= x1 {
-                return;
-            }
-            // RGBA in memory order, as ImageData reads the bytes.
-            let value = u32::from_ne_bytes([rgb[0], rgb[1], rgb[2], alpha]);
-            for row in px[r0 * pw..r1 * pw].chunks_exact_mut(pw) {
-                if under {
-                    for p in &mut row[x0..x1] {
-                        *p = if *p == 0 { value } else { *p };
-                    }
-                } else {
-                    row[x0..x1].fill(value);
-                }
-            }
-        };
+    let strip = STRIP_ROWS.min(ph).max(1);
+    let mut px = vec![0u32; pw * strip];
     let to_row = |b: u64| plot_h - b as f64 / y_max * plot_h;
     let columns = &v.bands.columns;
     let x_px = |entry: usize| {
@@ -641,39 +623,72 @@ fn draw_with(
         let x0 = x_px(columns[c].start);
         (x0, x_px(columns[c].end).max(x0 + 1))
     };
-    for (c, col) in columns.iter().enumerate() {
-        let (x0, x1) = column_px(c);
-        if col.summary_max > 0 {
-            paint(
-                x0,
-                x1,
-                to_row(col.top.saturating_add(col.summary_max)),
-                to_row(col.top),
-                [150, 158, 172],
-                150,
-                false,
-            );
+    for first_row in (0..ph).step_by(strip) {
+        let rows = first_row..(first_row + strip).min(ph);
+        let px = &mut px[..rows.len() * pw];
+        px.fill(0);
+        let mut paint =
+            |x0: usize, x1: usize, top: f64, bottom: f64, rgb: [u8; 3], alpha: u8, under: bool| {
+                let r0 = (top.max(0.0) as usize).min(ph);
+                let r1 = (bottom.ceil().max(0.0) as usize)
+                    .min(ph)
+                    .max(r0 + 1)
+                    .min(ph);
+                // The rectangle's rows in this strip.
+                let (r0, r1) = (r0.max(rows.start), r1.min(rows.end));
+                let (x0, x1) = (x0.min(pw), x1.min(pw));
+                if x0 >= x1 || r0 >= r1 {
+                    return;
+                }
+                // RGBA in memory order, as ImageData reads the bytes.
+                let value = u32::from_ne_bytes([rgb[0], rgb[1], rgb[2], alpha]);
+                let at = |r: usize| (r - rows.start) * pw;
+                for row in px[at(r0)..at(r1)].chunks_exact_mut(pw) {
+                    if under {
+                        for p in &mut row[x0..x1] {
+                            *p = if *p == 0 { value } else { *p };
+                        }
+                    } else {
+                        row[x0..x1].fill(value);
+                    }
+                }
+            };
+        for (c, col) in columns.iter().enumerate() {
+            let (x0, x1) = column_px(c);
+            if col.summary_max > 0 {
+                paint(
+                    x0,
+                    x1,
+                    to_row(col.top.saturating_add(col.summary_max)),
+                    to_row(col.top),
+                    [150, 158, 172],
+                    150,
+                    false,
+                );
+            }
         }
-    }
-    v.bands.for_each_run(|run| {
-        let Some((alloc, _)) = v.bands.band(run.band) else {
-            return;
-        };
-        let alloc = alloc as u32;
-        let rgb = if hover == Some(alloc) {
-            [30, 30, 30]
-        } else {
-            colour(alloc)
-        };
-        let (x0, x1) = (column_px(run.first_column).0, column_px(run.last_column).1);
-        paint(x0, x1, to_row(run.y1), to_row(run.y0), rgb, 255, true);
-    });
-    // SAFETY: the same memory seen as bytes (u8 has no alignment or validity to break).
-    let bytes = unsafe { std::slice::from_raw_parts(px.as_ptr().cast::<u8>(), px.len() * 4) };
-    if let Ok(img) =
-        ImageData::new_with_u8_clamped_array_and_sh(Clamped(bytes), pw as u32, ph as u32)
-    {
-        ctx.put_image_data(&img, LEFT, TOP).ok();
+        v.bands.for_each_run(|run| {
+            let Some((alloc, _)) = v.bands.band(run.band) else {
+                return;
+            };
+            let alloc = alloc as u32;
+            let rgb = if hover == Some(alloc) {
+                [30, 30, 30]
+            } else {
+                colour(alloc)
+            };
+            let (x0, x1) = (column_px(run.first_column).0, column_px(run.last_column).1);
+            paint(x0, x1, to_row(run.y1), to_row(run.y0), rgb, 255, true);
+        });
+        // SAFETY: the same memory seen as bytes (u8 has no alignment or validity to break).
+        let bytes = unsafe { std::slice::from_raw_parts(px.as_ptr().cast::<u8>(), px.len() * 4) };
+        if let Ok(img) = ImageData::new_with_u8_clamped_array_and_sh(
+            Clamped(bytes),
+            pw as u32,
+            rows.len() as u32,
+        ) {
+            ctx.put_image_data(&img, LEFT, TOP + first_row as f64).ok();
+        }
     }
 
     // Reserved (its max per column) as a step line over the bands.
