@@ -61,6 +61,14 @@ struct Builder<'r, 'a> {
     sinks: Vec<TraceSink>,
     /// Stack ids by the (start, len) of their list's items in the arena's pool.
     stack_by_span: HashMap<(usize, usize), u32>,
+    /// Frame ids by content (file, line, name), for frames with no other keys: PyTorch pickles
+    /// a new frame dict per stack where its frames are not memo-shared (every frame of a torch
+    /// 2.0 `history`), so equal frames are one frame. By content, not by the strings' `Arc`s:
+    /// long strings are shared by node only, and a file memsnap wrote shares them by content,
+    /// so by pointer a converted file would read as fewer frames than its source.
+    frame_by_content: HashMap<(Arc<str>, i64, Arc<str>), u32>,
+    /// Stack ids by a hash of their frame ids (the stack compared before it is reused).
+    stack_by_frames: HashMap<u64, u32>,
     /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
     /// byte, so memo references cannot blow a small file up into a huge model.
     budget: u64,
@@ -74,6 +82,8 @@ pub(super) fn build(
     let mut b = Builder {
         sinks,
         stack_by_span: HashMap::new(),
+        frame_by_content: HashMap::new(),
+        stack_by_frames: HashMap::new(),
         arena,
         stacks: Stacks::new(),
         interned: vec![UNSET; arena.nodes.len()],
@@ -696,7 +706,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 self.frame(f, &Path::Index(path, i))?
             });
         }
-        let sid = self.stacks.push_stack(frames.into_boxed_slice());
+        let sid = self.stack_of(frames);
         self.stack_by_span.insert(span, sid.0);
         self.interned[id as usize] = sid.0;
         Ok(sid)
@@ -732,9 +742,39 @@ impl<'r, 'a> Builder<'r, 'a> {
             name: name.ok_or_else(|| self.missing(path, id, "name"))?,
             extra,
         };
-        let fid = self.stacks.push_frame(frame);
+        let fid = if frame.extra.is_empty() {
+            let key = (frame.filename.clone(), frame.line, frame.name.clone());
+            match self.frame_by_content.get(&key) {
+                Some(&f) => FrameId(f),
+                None => {
+                    let f = self.stacks.push_frame(frame);
+                    self.frame_by_content.insert(key, f.0);
+                    f
+                }
+            }
+        } else {
+            self.stacks.push_frame(frame)
+        };
         self.interned[id as usize] = fid.0;
         Ok(fid)
+    }
+
+    /// The stack of these frames: an equal one already made, or a new one. Lists of equal
+    /// frame dicts that the machine could not share (their dicts were not memo-shared) are one
+    /// stack once their frames are one frame each.
+    fn stack_of(&mut self, frames: Vec<FrameId>) -> StackId {
+        use std::hash::BuildHasher;
+        let hash = foldhash::fast::FixedState::with_seed(0).hash_one(&frames);
+        if let Some(&sid) = self.stack_by_frames.get(&hash) {
+            if self.stacks.stack(StackId(sid)) == &frames[..] {
+                return StackId(sid);
+            }
+            // A hash collision: the other stack keeps the slot.
+            return self.stacks.push_stack(frames.into_boxed_slice());
+        }
+        let sid = self.stacks.push_stack(frames.into_boxed_slice());
+        self.stack_by_frames.insert(hash, sid.0);
+        sid
     }
 }
 

@@ -418,6 +418,61 @@ fn shared_frames_intern_once() {
 }
 
 #[test]
+fn equal_frames_and_stacks_are_one_whatever_the_file_shares() {
+    // Three blocks whose stacks are equal frame for frame but share no frame dict, as torch
+    // 2.0 pickles each block's `history`; a fourth's frame has an FX key and stays its own.
+    let mut s = read(&shared_frames_pickle()).unwrap_or_else(|e| panic!("{e}"));
+    let frame = |name: &str| crate::snapshot::Frame {
+        filename: Arc::from("a.py"),
+        line: 3,
+        name: Arc::from(name),
+        extra: Vec::new(),
+    };
+    let long = "x".repeat(300);
+    let mut stacks = Vec::new();
+    for _ in 0..3 {
+        let a = s.stacks.push_frame(frame("f"));
+        let b = s.stacks.push_frame(frame(&long));
+        stacks.push(s.stacks.push_stack(Box::new([a, b])));
+    }
+    let mut fx = frame("f");
+    fx.extra
+        .push((Arc::from("fx_node_op"), Value::from("call_function")));
+    let fx = s.stacks.push_frame(fx);
+    stacks.push(s.stacks.push_stack(Box::new([fx])));
+    let template = s.segments[0].blocks[0].clone();
+    s.segments[0].blocks = stacks
+        .iter()
+        .map(|&id| {
+            let mut b = template.clone();
+            b.frames = Some(id);
+            b
+        })
+        .collect();
+    let r = read(&write(&s)).unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<_> = r.segments[0].blocks.iter().map(|b| b.frames).collect();
+    assert_eq!(ids[0], ids[1], "equal stacks are one stack");
+    assert_eq!(ids[1], ids[2]);
+    let (plain, with_fx) = (ids[0].expect("stack"), ids[3].expect("stack"));
+    let f = r.stacks.stack(plain)[0];
+    assert_ne!(
+        r.stacks.stack(with_fx)[0],
+        f,
+        "a frame with other keys is not merged"
+    );
+    assert_eq!(&*r.stacks.frame(r.stacks.stack(plain)[1]).name, long);
+    // The trace's frame list [g, f] holds the same frame f (a.py:3:f), from another dict.
+    let e = r.trace(0)[0].frames().expect("frames");
+    assert!(r.stacks.stack(e).contains(&f));
+    // Reading memsnap's own output again changes nothing.
+    let again = read(&write(&r)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (again.stacks.stack_count(), again.stacks.frame_count()),
+        (r.stacks.stack_count(), r.stacks.frame_count())
+    );
+}
+
+#[test]
 fn bare_segment_list_and_legacy_history() {
     let bytes = P::proto(2)
         .op(op::EMPTY_LIST)
