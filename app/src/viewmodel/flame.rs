@@ -3,12 +3,12 @@
 //! standard library and native frames hidden unless all frames are asked for.
 
 use memsnap_core::analysis::flamegraph::{flamegraph_by_paced, live_weight, Node};
-use memsnap_core::analysis::frames::is_hidden;
+use memsnap_core::analysis::frames::is_hidden_id;
 use memsnap_core::analysis::intervals::Allocation;
 use memsnap_core::analysis::pace::{self, Pace};
 use memsnap_core::analysis::range::{clamp, lifetime_in, peak_index_in};
 use memsnap_core::analysis::timeline::Timeline;
-use memsnap_core::snapshot::{Frame, Snapshot};
+use memsnap_core::snapshot::{FrameId, Snapshot};
 
 use super::cache::Analyses;
 use super::timeline::to_usize;
@@ -33,7 +33,7 @@ pub async fn flame_view_paced(
 ) -> FlameView {
     let (a, b) = clamp(tl, to_usize(req.range.start), to_usize(req.range.end));
     let all = req.all_frames;
-    let keep = |f: &Frame| all || !is_hidden(f);
+    let keep = |f: FrameId| all || !is_hidden_id(&snap.stacks, f);
     let trace_len = tl.allocations.trace_len;
     let (root, point) = match req.measure {
         FlameMeasure::LiveAt(at) => {

@@ -6,10 +6,10 @@
 use std::io::Write;
 
 use memsnap_core::analysis::flamegraph::{flamegraph_by, folded, live_weight, Node};
-use memsnap_core::analysis::frames::is_hidden;
+use memsnap_core::analysis::frames::is_hidden_id;
 use memsnap_core::analysis::intervals::Allocation;
 use memsnap_core::analysis::timeline::Timeline;
-use memsnap_core::snapshot::{Frame, Snapshot};
+use memsnap_core::snapshot::{FrameId, Snapshot};
 
 use super::input::devices;
 use super::{load, CliError};
@@ -69,7 +69,7 @@ fn point(args: &Args, tl: &Timeline) -> Result<Option<usize>, CliError> {
 pub fn tree(args: &Args, snap: &Snapshot, device: usize) -> Result<Node, CliError> {
     let tl = Timeline::build(snap, device);
     let all = args.all_frames;
-    let keep = |f: &Frame| all || !is_hidden(f);
+    let keep = |f: FrameId| all || !is_hidden_id(&snap.stacks, f);
     let list = &tl.allocations.list;
     Ok(match args.weight {
         Weight::Bytes => {

@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
-use super::frames::{format, is_omitted};
+use super::frames::{format, is_omitted_id};
 use super::intervals::Allocation;
 use super::pace::{self, Pace, CHUNK};
 use super::timeline::Timeline;
-use crate::snapshot::{Frame, Snapshot};
+use crate::snapshot::{FrameId, Snapshot};
 
 /// A node of the tree, which is as deep as the deepest stack: a recursion in the program
 /// recorded with its C++ frames runs to tens of thousands of frames. Building, walking and
@@ -146,7 +146,7 @@ pub fn flamegraph(snap: &Snapshot, tl: &Timeline, opts: Options) -> Node {
     };
     let filter = opts.filter;
     flamegraph_by(snap, &tl.allocations.list, weight, |f| {
-        !filter || !is_omitted(f)
+        !filter || !is_omitted_id(&snap.stacks, f)
     })
 }
 
@@ -166,12 +166,14 @@ pub fn live_weight(a: &Allocation, point: Option<usize>, trace_len: usize) -> u6
 
 /// The tree over `allocations`, each weighing `weight` (0: left out), keeping only the frames
 /// `keep` accepts (the viewer hides torch internals and the standard library this way, and
-/// weighs by the part of a lifetime inside its time range). `keep` is asked once per frame.
+/// weighs by the part of a lifetime inside its time range). `keep` is asked once per frame,
+/// by id, so that it can read the frame table's classes (`frames::is_hidden_id`) rather than
+/// classify the frame's strings again.
 pub fn flamegraph_by(
     snap: &Snapshot,
     allocations: &[Allocation],
     weight: impl Fn(&Allocation) -> u64,
-    keep: impl Fn(&Frame) -> bool,
+    keep: impl Fn(FrameId) -> bool,
 ) -> Node {
     pace::finish(flamegraph_by_paced(
         snap,
@@ -187,7 +189,7 @@ pub async fn flamegraph_by_paced(
     snap: &Snapshot,
     allocations: &[Allocation],
     weight: impl Fn(&Allocation) -> u64,
-    keep: impl Fn(&Frame) -> bool,
+    keep: impl Fn(FrameId) -> bool,
     pace: &mut Pace<'_>,
 ) -> Node {
     let mut b = Builder::default();
@@ -216,9 +218,8 @@ pub async fn flamegraph_by_paced(
                     for f in snap.stacks.stack(s).iter().rev() {
                         let slot = &mut frame_text[f.0 as usize];
                         if *slot == UNSEEN {
-                            let frame = snap.stacks.frame(*f);
-                            *slot = if keep(frame) {
-                                b.text(format(frame))
+                            *slot = if keep(*f) {
+                                b.text(format(snap.stacks.frame(*f)))
                             } else {
                                 DROPPED
                             };

@@ -173,6 +173,16 @@ pub fn is_omitted_id(stacks: &Stacks, id: FrameId) -> bool {
     classes(stacks)[id.0 as usize] & OMITTED != 0
 }
 
+/// `is_hidden` of an interned frame, classified once per frame table.
+pub fn is_hidden_id(stacks: &Stacks, id: FrameId) -> bool {
+    let class = classes(stacks)[id.0 as usize];
+    class & OMITTED != 0
+        || matches!(
+            KINDS[(class & !OMITTED) as usize],
+            FrameKind::Torch | FrameKind::Stdlib | FrameKind::Native
+        )
+}
+
 /// Whether a frame is internal (torch, stdlib or native) rather than user or library code.
 pub fn is_internal(frame: &Frame) -> bool {
     matches!(
@@ -401,7 +411,15 @@ mod tests {
         for (f, &id) in frames.iter().zip(&ids) {
             assert_eq!(kind_of(&s, id), kind(f), "{f:?}");
             assert_eq!(is_omitted_id(&s, id), is_omitted(f), "{f:?}");
+            assert_eq!(is_hidden_id(&s, id), is_hidden(f), "{f:?}");
         }
+        assert_eq!(
+            ids.iter()
+                .map(|&id| is_hidden_id(&s, id))
+                .collect::<Vec<_>>(),
+            [false, true, false, true, true, true],
+            "user and library code shown, torch, stdlib and native hidden"
+        );
         // A frame added after the table was classified is classified too.
         let late = fr("/usr/lib/python3.11/json/__init__.py", 1, "dumps");
         let id = s.push_frame(late.clone());
