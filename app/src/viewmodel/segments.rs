@@ -1,5 +1,5 @@
 use memsnap_core::analysis::pools::{is_private, pool_of};
-use memsnap_core::snapshot::{BlockState, Segment, Snapshot, StackId, Value};
+use memsnap_core::snapshot::{Block, BlockState, HistoryEntry, Segment, Snapshot, StackId};
 
 use crate::protocol::{BlockStateVm, BlockVm, SegmentVm, SegmentsView, StackTable};
 
@@ -25,11 +25,12 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
                 .map(|b| {
                     let address = b.address.unwrap_or(next);
                     next = address.saturating_add(b.size);
-                    let stack = match (b.frames, &b.history) {
-                        (Some(id), _) => Some(stacks.interned(id)),
-                        (None, Some(history)) => stacks.legacy(history),
-                        (None, None) => None,
-                    };
+                    // torch <= 2.0: an inactive block's stack is its last allocation's (a live
+                    // one's the reader already took as `frames`).
+                    let stack = b
+                        .frames
+                        .or_else(|| history_of(b).last().and_then(|e| e.frames))
+                        .map(|id| stacks.interned(id));
                     BlockVm {
                         offset: address.saturating_sub(seg.address),
                         size: b.size,
@@ -40,7 +41,10 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
                             BlockState::Inactive => BlockStateVm::Inactive,
                         },
                         stack,
-                        history: legacy_history(b.history.as_ref()),
+                        history: history_of(b)
+                            .iter()
+                            .filter_map(|e| Some((e.addr?, e.real_size?)))
+                            .collect(),
                     }
                 })
                 .collect();
@@ -65,18 +69,9 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
     }
 }
 
-/// A legacy block's `history` as (addr, real_size) pairs; entries without both are skipped.
-fn legacy_history(history: Option<&Value>) -> Vec<(u64, u64)> {
-    history
-        .and_then(|h| h.as_seq())
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            let addr = e.get("addr")?.as_i64()?;
-            let size = e.get("real_size")?.as_i64()?;
-            Some((u64::try_from(addr).ok()?, u64::try_from(size).ok()?))
-        })
-        .collect()
+/// A legacy block's `history` entries (none for other files).
+fn history_of(b: &Block) -> &[HistoryEntry] {
+    b.history.as_ref().map_or(&[], |h| h.entries())
 }
 
 /// Not interned yet (in `Stacks`' id maps).
@@ -129,22 +124,6 @@ impl<'a> Stacks<'a> {
         let local = self.table.push_stack(frames);
         self.stack_ids[id.0 as usize] = local;
         local
-    }
-
-    /// torch <= 2.0 blocks carry `history: [{addr, real_size, frames}, ...]` instead of
-    /// `frames`; the last entry is the allocation that owns the block now.
-    fn legacy(&mut self, history: &Value) -> Option<u32> {
-        let frames = history.as_seq()?.last()?.get("frames")?.as_seq()?;
-        let ids: Vec<u32> = frames
-            .iter()
-            .map(|f| {
-                let line = f.get("line").and_then(Value::as_i64).unwrap_or(0);
-                let filename = f.get("filename").and_then(Value::as_str).unwrap_or("?");
-                let name = f.get("name").and_then(Value::as_str).unwrap_or("?");
-                self.table.push_frame(filename, line, name)
-            })
-            .collect();
-        Some(self.table.push_stack(ids))
     }
 }
 
@@ -215,5 +194,47 @@ mod tests {
         let names: Vec<&str> = v.frames_of(second).collect();
         assert_eq!(names, vec!["train.py:7:forward", "train.py:7:main"]);
         assert_eq!(segments_view(&snapshot, 1).segments[0].address, 0x9000);
+    }
+
+    #[test]
+    fn a_legacy_block_shows_its_history() {
+        use memsnap_core::snapshot::{History, HistoryEntry};
+        let mut stacks = Stacks::new();
+        let f = stacks.push_frame(frame("old"));
+        let g = stacks.push_frame(frame("new"));
+        let (old, new) = (
+            stacks.push_stack(vec![f].into()),
+            stacks.push_stack(vec![g].into()),
+        );
+        let entry = |addr, real_size, frames| HistoryEntry {
+            addr,
+            real_size,
+            frames,
+            extra: Vec::new(),
+        };
+        let mut freed = block(None, 0x1000, None);
+        freed.state = BlockState::Inactive;
+        freed.history = Some(History::Entries(vec![
+            entry(Some(0x4000), Some(600), Some(old)),
+            entry(None, Some(700), None),
+            entry(Some(0x4000), Some(800), Some(new)),
+        ]));
+        let snapshot = Snapshot {
+            segments: vec![Segment {
+                address: 0x4000,
+                total_size: 0x1000,
+                blocks: vec![freed],
+                ..Segment::default()
+            }],
+            stacks,
+            ..Snapshot::default()
+        };
+        let v = segments_view(&snapshot, 0);
+        let b = &v.segments[0].blocks[0];
+        assert_eq!(b.history, vec![(0x4000, 600), (0x4000, 800)]);
+        let names: Vec<&str> = v
+            .frames_of(b.stack.expect("the last allocation's stack"))
+            .collect();
+        assert_eq!(names, vec!["train.py:7:new"]);
     }
 }

@@ -105,19 +105,16 @@ impl HostSummary {
 }
 
 /// Bytes a block's user asked for: `requested_size` when present; for legacy blocks (torch
-/// <= 2.0, no `requested_size`) `history[0]["real_size"]` when that is a non-negative int, as
-/// MemoryViz.js reads it; else the block's `size`.
+/// <= 2.0, no `requested_size`) `history[0]["real_size"]`, as MemoryViz.js reads it; else the
+/// block's `size`.
 pub fn requested_of(b: &Block) -> u64 {
     if let Some(r) = b.requested_size {
         return r;
     }
     b.history
         .as_ref()
-        .and_then(|h| h.as_seq())
-        .and_then(|h| h.first())
-        .and_then(|h0| h0.get("real_size"))
-        .and_then(|r| r.as_i64())
-        .and_then(|r| u64::try_from(r).ok())
+        .and_then(|h| h.entries().first())
+        .and_then(|h0| h0.real_size)
         .unwrap_or(b.size)
 }
 
@@ -230,8 +227,7 @@ impl DeviceSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::{Segment, TraceEntry, Value};
-    use std::sync::Arc;
+    use crate::snapshot::{History, HistoryEntry, Segment, TraceEntry};
 
     fn block(size: u64, requested: Option<u64>, state: BlockState) -> Block {
         Block {
@@ -248,8 +244,12 @@ mod tests {
     #[test]
     fn totals_follow_the_stated_definitions() {
         let mut legacy = block(2048, None, BlockState::ActivePendingFree);
-        let h0 = Value::Dict(Arc::new(vec![(Value::from("real_size"), Value::Int(1500))]));
-        legacy.history = Some(Value::List(Arc::new(vec![h0])));
+        legacy.history = Some(History::Entries(vec![HistoryEntry {
+            addr: None,
+            real_size: Some(1500),
+            frames: None,
+            extra: Vec::new(),
+        }]));
         let seg = |device, blocks: Vec<Block>| Segment {
             device: Some(device),
             total_size: blocks.iter().map(|b| b.size).sum(),

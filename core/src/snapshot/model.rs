@@ -270,9 +270,39 @@ pub struct Block {
     pub requested_size: Option<u64>,
     pub state: BlockState,
     pub frames: Option<StackId>,
-    /// torch <= 2.0: `[{addr, real_size, frames?}, ...]`, kept as data.
-    pub history: Option<Value>,
+    /// torch <= 2.0: `[{addr, real_size, frames?}, ...]`.
+    pub history: Option<History>,
     pub extra: Extra,
+}
+
+/// A torch <= 2.0 block's `history`: the allocations it has served, oldest first; the last is
+/// the one that holds it now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum History {
+    Entries(Vec<HistoryEntry>),
+    /// Not a list of such entries (a file of another shape): kept as read, and written back.
+    Other(Value),
+}
+
+/// One allocation of a [`History`]. Typed, with its frames interned as any stack: a legacy
+/// file's only stacks are here (460 lists of 10 frame dicts in the real one, none shared),
+/// and as generic data they were half the time reading it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryEntry {
+    pub addr: Option<u64>,
+    pub real_size: Option<u64>,
+    pub frames: Option<StackId>,
+    pub extra: Extra,
+}
+
+impl History {
+    /// The entries, if the history has the shape torch writes.
+    pub fn entries(&self) -> &[HistoryEntry] {
+        match self {
+            History::Entries(e) => e,
+            History::Other(_) => &[],
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

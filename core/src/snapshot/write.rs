@@ -13,7 +13,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::model::{Block, Form, Frame, FrameId, Segment, Snapshot, StackId, TraceEntry};
+use super::model::{
+    Block, Form, Frame, FrameId, History, HistoryEntry, Segment, Snapshot, StackId, TraceEntry,
+};
 use super::opcodes as op;
 use super::value::Value;
 
@@ -439,17 +441,26 @@ impl<'s> Pickler<'s> {
             p.str(b.state.as_str());
             // A legacy block's frames were read from its history (see the reader's schema):
             // written back only if the file had them as a key of their own.
-            let from_history = b
-                .history
-                .as_ref()
-                .is_some_and(|h| p.stack_is_history(b.frames, h));
+            let from_history = b.frames.is_some()
+                && b.history
+                    .as_ref()
+                    .and_then(|h| h.entries().last())
+                    .is_some_and(|e| e.frames == b.frames);
             if let Some(f) = b.frames.filter(|_| !from_history) {
                 p.key("frames", &mut n);
                 p.stack(f);
             }
-            if let Some(h) = &b.history {
-                p.key("history", &mut n);
-                p.value(h);
+            match &b.history {
+                Some(History::Entries(h)) => {
+                    p.key("history", &mut n);
+                    p.out.push(op::EMPTY_LIST);
+                    p.appends(h.len(), |p, i| p.history_entry(&h[i]));
+                }
+                Some(History::Other(v)) => {
+                    p.key("history", &mut n);
+                    p.value(v);
+                }
+                None => {}
             }
             p.extra(&b.extra, &mut n);
             n
@@ -483,26 +494,18 @@ impl<'s> Pickler<'s> {
         });
     }
 
-    /// Whether stack `id` is the frames of `history`'s last entry (file, line, name each):
-    /// what the reader derives for a legacy block that has no `frames` key.
-    fn stack_is_history(&self, id: Option<StackId>, history: &Value) -> bool {
-        let Some(id) = id else { return false };
-        let Some(frames) = history
-            .as_seq()
-            .and_then(|h| h.last())
-            .and_then(|e| e.get("frames"))
-            .and_then(|f| f.as_seq())
-        else {
-            return false;
-        };
-        let ours = self.snapshot.stacks.stack(id);
-        ours.len() == frames.len()
-            && ours.iter().zip(frames).all(|(f, v)| {
-                let f = self.snapshot.stacks.frame(*f);
-                v.get("filename").and_then(|x| x.as_str()) == Some(&*f.filename)
-                    && v.get("name").and_then(|x| x.as_str()) == Some(&*f.name)
-                    && v.get("line").and_then(|x| x.as_i64()) == Some(f.line)
-            })
+    fn history_entry(&mut self, e: &'s HistoryEntry) {
+        self.dict(|p| {
+            let mut n = 0;
+            p.opt_uint("addr", e.addr, &mut n);
+            p.opt_uint("real_size", e.real_size, &mut n);
+            if let Some(f) = e.frames {
+                p.key("frames", &mut n);
+                p.stack(f);
+            }
+            p.extra(&e.extra, &mut n);
+            n
+        });
     }
 
     fn stack(&mut self, id: StackId) {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use foldhash::{HashMap, HashMapExt};
 
 use super::super::model::{
-    Action, AllocatorSettings, Block, BlockState, Extra, Form, Frame, FrameId, Segment,
-    SegmentType, Snapshot, StackId, Stacks, TraceEntry,
+    Action, AllocatorSettings, Block, BlockState, Extra, Form, Frame, FrameId, History,
+    HistoryEntry, Segment, SegmentType, Snapshot, StackId, Stacks, TraceEntry,
 };
 use super::super::value::Value;
 use super::arena::{Arena, EntryRef, Node, NodeId, TraceSink};
@@ -469,7 +469,6 @@ impl<'r, 'a> Builder<'r, 'a> {
             history: None,
             extra: Vec::new(),
         };
-        let mut history = None;
         for &(k, v) in self.dict(id, path)?.iter() {
             let key = self.key(k, path)?;
             let p = Path::Key(path, key);
@@ -494,40 +493,62 @@ impl<'r, 'a> Builder<'r, 'a> {
                     })
                 }
                 "frames" => b.frames = Some(self.stack(v, &p)?),
-                "history" => {
-                    b.history = Some(self.value(v)?);
-                    history = Some(v);
-                }
+                "history" => b.history = Some(self.history(v, &p)?),
                 _ => self.extra(&mut b.extra, key, v)?,
             }
         }
         b.size = size.ok_or_else(|| self.missing(path, id, "size"))?;
         b.state = state.ok_or_else(|| self.missing(path, id, "state"))?;
         // torch <= 2.0 gives a live block's stack only in its history: the last entry is the
-        // allocation that holds it. Interned like any frame list (shared nodes stay shared), so
-        // every view that reads `frames` shows it; a malformed history just leaves none.
+        // allocation that holds it, so every view that reads `frames` shows it.
         if b.frames.is_none() && b.state.is_active() {
-            if let Some(f) = history.and_then(|h| self.history_frames(h)) {
-                b.frames = self.stack(f, &Path::Key(path, "history")).ok();
-            }
+            b.frames = b
+                .history
+                .as_ref()
+                .and_then(|h| h.entries().last())
+                .and_then(|e| e.frames);
         }
         Ok(b)
     }
 
-    /// The `frames` node of the last entry of a legacy `history` list.
-    fn history_frames(&self, history: NodeId) -> Option<NodeId> {
-        let items = match self.node(history) {
+    /// A legacy `history`: typed when it has torch's shape, else kept as generic data (as are
+    /// the keys of an entry the model does not name).
+    fn history(&mut self, id: NodeId, path: &Path) -> Result<History, ReadError> {
+        match self.history_entries(id, path) {
+            Some(entries) => Ok(History::Entries(entries)),
+            None => Ok(History::Other(self.value(id)?)),
+        }
+    }
+
+    /// `None` where the history is not a list of dicts with int `addr` and `real_size` and a
+    /// frame list `frames`, each optional.
+    fn history_entries(&mut self, id: NodeId, path: &Path) -> Option<Vec<HistoryEntry>> {
+        let items = match self.node(id) {
             Node::List(s) | Node::Tuple(s) => self.arena.items(s),
             _ => return None,
         };
-        let Node::Dict(pairs) = self.node(*items.last()?) else {
-            return None;
-        };
-        self.arena
-            .pairs(pairs)
-            .iter()
-            .find(|(k, _)| matches!(self.node(*k), Node::Str(s) if s == "frames"))
-            .map(|&(_, v)| v)
+        let mut out = Vec::with_capacity(items.len());
+        for (i, &item) in items.iter().enumerate() {
+            let p = Path::Index(path, i);
+            let mut e = HistoryEntry {
+                addr: None,
+                real_size: None,
+                frames: None,
+                extra: Vec::new(),
+            };
+            for &(k, v) in self.dict(item, &p).ok()?.iter() {
+                let key = self.key(k, &p).ok()?;
+                let p = Path::Key(&p, key);
+                match key {
+                    "addr" => e.addr = Some(self.uint(v, &p).ok()?),
+                    "real_size" => e.real_size = Some(self.uint(v, &p).ok()?),
+                    "frames" => e.frames = Some(self.stack(v, &p).ok()?),
+                    _ => self.extra(&mut e.extra, key, v).ok()?,
+                }
+            }
+            out.push(e);
+        }
+        Some(out)
     }
 
     fn trace(&mut self, id: NodeId, path: &Path) -> Result<Vec<TraceEntry>, ReadError> {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::super::model::{Action, BlockState, Form, Snapshot};
+use super::super::model::{Action, BlockState, Form, History, HistoryEntry, Snapshot};
 use super::super::opcodes as op;
 use super::super::value::Value;
 use super::super::write::write;
@@ -472,9 +472,10 @@ fn equal_frames_and_stacks_are_one_whatever_the_file_shares() {
     );
 }
 
-#[test]
-fn bare_segment_list_and_legacy_history() {
-    let bytes = P::proto(2)
+/// A bare segment list (torch <= 2.0's form) of one inactive block with `history` written by
+/// `history`.
+fn legacy_block(history: impl FnOnce(P) -> P) -> Vec<u8> {
+    let p = P::proto(2)
         .op(op::EMPTY_LIST)
         .op(op::EMPTY_DICT)
         .op(op::MARK)
@@ -490,22 +491,70 @@ fn bare_segment_list_and_legacy_history() {
         .k(100)
         .s("state")
         .s("inactive")
-        .s("history")
-        .op(op::EMPTY_LIST)
+        .s("history");
+    history(p)
         .op(op::SETITEMS)
         .op(op::APPEND)
         .op(op::SETITEMS)
         .op(op::APPEND)
-        .stop();
-    let s = read(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        .stop()
+}
+
+#[test]
+fn bare_segment_list_and_legacy_history() {
+    let s = read(&legacy_block(|p| p.op(op::EMPTY_LIST))).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.form, Form::SegmentList);
     assert!(s.device_traces.is_none());
     let b = &s.segments[0].blocks[0];
-    assert_eq!(b.history, Some(list(vec![])));
+    assert_eq!(b.history, Some(History::Entries(vec![])));
     assert!(b.frames.is_none());
     let again = read(&write(&s)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.form, Form::SegmentList);
-    assert_eq!(again.segments[0].blocks[0].history, Some(list(vec![])));
+    assert_eq!(
+        again.segments[0].blocks[0].history,
+        Some(History::Entries(vec![]))
+    );
+
+    // One entry with `addr` written by `addr`, an int `real_size` and a key the model does
+    // not name.
+    let one_entry = |addr: fn(P) -> P| {
+        legacy_block(move |p| {
+            addr(
+                p.op(op::EMPTY_LIST)
+                    .op(op::EMPTY_DICT)
+                    .op(op::MARK)
+                    .s("addr"),
+            )
+            .s("real_size")
+            .k(60)
+            .s("note")
+            .s("kept")
+            .op(op::SETITEMS)
+            .op(op::APPEND)
+        })
+    };
+    // A str `addr` is not torch's shape: the history is kept as generic data, and written back.
+    let s = read(&one_entry(|p| p.s("x"))).unwrap_or_else(|e| panic!("{e}"));
+    let other = s.segments[0].blocks[0].history.clone();
+    let Some(History::Other(v)) = &other else {
+        panic!("{other:?}")
+    };
+    assert_eq!(v.as_seq().map(<[Value]>::len), Some(1));
+    let again = read(&write(&s)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.segments[0].blocks[0].history, other);
+
+    // torch's shape: typed, the unnamed key kept, and written back as it was.
+    let typed = one_entry(|p| p.k(0));
+    let s = read(&typed).unwrap_or_else(|e| panic!("{e}"));
+    let want = Some(History::Entries(vec![HistoryEntry {
+        addr: Some(0),
+        real_size: Some(60),
+        frames: None,
+        extra: vec![(Arc::from("note"), Value::from("kept"))],
+    }]));
+    assert_eq!(s.segments[0].blocks[0].history, want);
+    let again = read(&write(&s)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.segments[0].blocks[0].history, want);
 }
 
 #[test]
