@@ -128,7 +128,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             None => Err(self.fail(
                 path,
                 id,
-                "the data expands to more segments, blocks and trace entries than the file has bytes (shared by memo references: a pickle bomb?)",
+                "the data expands to more segments, blocks, history entries and trace entries than the file has bytes (shared by memo references: a pickle bomb?)",
             )),
         }
     }
@@ -514,6 +514,12 @@ impl<'r, 'a> Builder<'r, 'a> {
     /// A legacy `history`: typed when it has torch's shape, else kept as generic data (as are
     /// the keys of an entry the model does not name).
     fn history(&mut self, id: NodeId, path: &Path) -> Result<History, ReadError> {
+        // Typed entries count against the budget as blocks do: a list of one dict repeated
+        // by memo references is two bytes an entry in the file.
+        if let Node::List(s) | Node::Tuple(s) = self.node(id) {
+            let n = s.len;
+            self.spend(path, id, n)?;
+        }
         match self.history_entries(id, path) {
             Some(entries) => Ok(History::Entries(entries)),
             None => Ok(History::Other(self.value(id)?)),

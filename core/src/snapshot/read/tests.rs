@@ -558,6 +558,59 @@ fn bare_segment_list_and_legacy_history() {
 }
 
 #[test]
+fn a_history_shared_by_memo_references_counts_each_entry() {
+    // One block dict (memo 0) three times in `blocks`, its history one entry dict (memo 1)
+    // 300 times: 900 typed entries from about 700 bytes.
+    let mut p = P::proto(2)
+        .op(op::EMPTY_LIST)
+        .op(op::EMPTY_DICT)
+        .op(op::MARK)
+        .s("address")
+        .k(0)
+        .s("total_size")
+        .k(100)
+        .s("blocks")
+        .op(op::EMPTY_LIST)
+        .op(op::MARK)
+        .op(op::EMPTY_DICT)
+        .op(op::BINPUT)
+        .raw(&[0])
+        .op(op::MARK)
+        .s("size")
+        .k(100)
+        .s("state")
+        .s("inactive")
+        .s("history")
+        .op(op::EMPTY_LIST)
+        .op(op::MARK)
+        .op(op::EMPTY_DICT)
+        .op(op::BINPUT)
+        .raw(&[1])
+        .op(op::MARK)
+        .s("addr")
+        .k(0)
+        .op(op::SETITEMS);
+    for _ in 1..300 {
+        p = p.op(op::BINGET).raw(&[1]);
+    }
+    let bytes = p
+        .op(op::APPENDS)
+        .op(op::SETITEMS)
+        .op(op::BINGET)
+        .raw(&[0])
+        .op(op::BINGET)
+        .raw(&[0])
+        .op(op::APPENDS)
+        .op(op::SETITEMS)
+        .op(op::APPEND)
+        .stop();
+    assert!(bytes.len() < 900, "{} bytes", bytes.len());
+    let e = err(&bytes);
+    assert!(e.message.contains("history entries"), "{e}");
+    assert!(e.message.contains("pickle bomb"), "{e}");
+}
+
+#[test]
 fn every_code_opcode_is_refused_by_name() {
     let refused: &[(u8, &str)] = &[
         (op::GLOBAL, "GLOBAL"),
