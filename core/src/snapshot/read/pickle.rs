@@ -45,6 +45,8 @@ struct Machine<'a> {
     total: usize,
     /// Where the next progress report is due.
     next_report: usize,
+    /// Bytes between two checkpoints (`checkpoint_step`).
+    step: usize,
     pos: usize,
     /// Offset of the opcode being run.
     start: usize,
@@ -177,7 +179,8 @@ impl<'a> Machine<'a> {
         Machine {
             data: &[],
             total,
-            next_report: PROGRESS_STEP,
+            step: checkpoint_step(total),
+            next_report: checkpoint_step(total),
             pos: 0,
             start: 0,
             op: 0,
@@ -273,6 +276,13 @@ fn op_len(bytes: &[u8]) -> Option<usize> {
         op::GLOBAL | op::INST => lines(2),
         _ => Some(1),
     }
+}
+
+/// Bytes between progress reports and capacity checkpoints: [`PROGRESS_STEP`], or an eighth of
+/// a smaller input, so that its vectors too are sized by the rate it fills them
+/// (`capacity`) rather than by doubling from the first guess.
+fn checkpoint_step(total: usize) -> usize {
+    PROGRESS_STEP.min((total / 8).max(16 << 10))
 }
 
 /// Initial capacity from a size estimate, capped: past that the vectors grow by the rate the
@@ -635,7 +645,7 @@ impl<'a> Machine<'a> {
             if self.pos >= next_report {
                 progress(self.pos as u64);
                 self.reserve_ahead();
-                next_report = self.pos + PROGRESS_STEP;
+                next_report = self.pos + self.step;
             }
             self.start = self.pos;
             let Some(&opcode) = self.data.get(self.pos) else {

@@ -1334,3 +1334,21 @@ fn streaming_refuses_inputs_that_are_not_one_input_arriving() {
     );
     assert!(e.message.contains("changed while being read"), "{e}");
 }
+
+/// A small input's node table is sized by the rate the input fills it, as a large one's is,
+/// not by doubling from the first guess: 300 kB of appended one-byte ints (a node per 3 bytes,
+/// 10 times the guess) ended with room for 150,000 nodes for its 100,001 while the only
+/// checkpoint came after 1 MiB (now 125,000); room never used is memory a wasm instance keeps.
+#[test]
+fn a_small_dense_input_reserves_by_its_rate() {
+    let n = 100_000;
+    let mut p = P::proto(4).op(op::EMPTY_LIST);
+    for i in 0..n {
+        p = p.k((i % 200) as u8).op(op::APPEND);
+    }
+    let bytes = p.stop();
+    let (arena, _) = super::pickle::parse(&bytes, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let (len, room) = (arena.nodes.len(), arena.nodes.capacity());
+    assert!(len > n, "{len} nodes");
+    assert!(room * 4 <= len * 5, "{room} nodes reserved for {len}");
+}

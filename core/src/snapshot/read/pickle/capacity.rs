@@ -2,7 +2,8 @@
 //!
 //! A large snapshot is mostly one trace list of similar entries, so how fast each vector grew
 //! over the last stretch of input predicts how much more the rest will need. At every progress
-//! checkpoint (each [`PROGRESS_STEP`] bytes), a vector that could fill within the next two
+//! checkpoint (each [`PROGRESS_STEP`](super::PROGRESS_STEP) bytes, or an eighth of a smaller
+//! input, `checkpoint_step`), a vector that could fill within the next two
 //! stretches gets room for the rest of the input at its last stretch's rate, plus 1/8, in one
 //! allocation (at most doubling it). Growing by doubling instead left up to half of each vector
 //! unused at the end and, where realloc must copy (wasm, usually), needed the old and the new
@@ -12,7 +13,7 @@
 //! trace's steady stretch, by doubling before it, and given back where the schema takes the
 //! vectors.
 
-use super::{Machine, PROGRESS_STEP};
+use super::Machine;
 
 /// Lengths at the last checkpoint.
 #[derive(Debug, Default, Clone, Copy)]
@@ -32,7 +33,7 @@ impl Machine<'_> {
     pub(super) fn reserve_ahead(&mut self) {
         let last = self.checkpoint;
         let window = self.pos - last.pos;
-        if window < PROGRESS_STEP / 2 {
+        if window < self.step / 2 {
             return;
         }
         let rest = self.total - self.pos;
