@@ -4,8 +4,8 @@
 //! over the last stretch of input predicts how much more the rest will need. At every progress
 //! checkpoint (each [`PROGRESS_STEP`](super::PROGRESS_STEP) bytes, or an eighth of a smaller
 //! input, `checkpoint_step`), a vector that could fill within the next two
-//! stretches gets room for the rest of the input at its last stretch's rate, plus 1/8, in one
-//! allocation (at most doubling it). Growing by doubling instead left up to half of each vector
+//! stretches gets room for the rest of the input at its last stretch's rate, plus 1/8, plus
+//! two stretches' growth but never more than that rest, in one allocation (at most doubling it). Growing by doubling instead left up to half of each vector
 //! unused at the end and, where realloc must copy (wasm, usually), needed the old and the new
 //! vector at once: memory a native process never touches but a wasm instance holds for good
 //! (the page measured 3.5× a 100 MB file, a 1 GB file reached the 4 GiB ceiling). An
@@ -72,7 +72,10 @@ fn ahead<T>(v: &mut Vec<T>, before: usize, window: usize, rest: usize) {
     }
     // u64: grew × rest overflows a wasm32 usize on large inputs.
     let expected = grew as u64 * rest as u64 / window as u64;
-    let want = expected + expected / 8 + 2 * grew as u64;
+    // Two more windows' growth as a margin against a denser stretch, but never more than the
+    // rest itself: near an input's end (and a small input's windows are an eighth of it) two
+    // windows are most of what is left.
+    let want = expected + expected / 8 + (2 * grew as u64).min(expected);
     // Never more than doubling: an early stretch (frames defined before they are referenced,
     // a trace list's room moved to the pool's end) can be far denser than the rest.
     let want = want.min(v.len().max(2 * grew) as u64);
@@ -90,6 +93,17 @@ mod tests {
         ahead(&mut v, 9000, 1000, 4000);
         assert!(v.capacity() >= 10_000 + 6500, "{}", v.capacity());
         assert!(v.capacity() < 10_000 + 2 * 6500);
+    }
+
+    /// Near the end the margin is the rest, not two windows: 500 bytes to go at 1 item a byte
+    /// reserved 2,562 more (the memsnapdump files, whose last eighth reserved a quarter of the
+    /// file's entries again, held 0.85 MB more in the page).
+    #[test]
+    fn the_margin_never_exceeds_the_rest() {
+        let mut v: Vec<u8> = vec![0; 10_000];
+        ahead(&mut v, 9000, 1000, 500);
+        assert!(v.capacity() >= 10_000 + 1062, "{}", v.capacity());
+        assert!(v.capacity() < 10_000 + 2000, "{}", v.capacity());
     }
 
     #[test]
