@@ -96,8 +96,8 @@ mod tests {
     }
 
     /// Near the end the margin is the rest, not two windows: 500 bytes to go at 1 item a byte
-    /// reserved 2,562 more (the memsnapdump files, whose last eighth reserved a quarter of the
-    /// file's entries again, held 0.85 MB more in the page).
+    /// reserved 2,562 more (the memsnapdump files' trace entries ended with room for 1.4 times
+    /// their number, and their worker held 0.85 MB more in the page).
     #[test]
     fn the_margin_never_exceeds_the_rest() {
         let mut v: Vec<u8> = vec![0; 10_000];
