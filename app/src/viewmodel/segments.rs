@@ -1,5 +1,5 @@
 use memsnap_core::analysis::pools::{is_private, pool_of};
-use memsnap_core::snapshot::{Block, BlockState, HistoryEntry, Segment, Snapshot, StackId};
+use memsnap_core::snapshot::{BlockState, Segment, Snapshot, StackId};
 
 use crate::protocol::{BlockStateVm, BlockVm, SegmentVm, SegmentsView, StackTable};
 
@@ -29,7 +29,7 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
                     // one's the reader already took as `frames`).
                     let stack = b
                         .frames
-                        .or_else(|| history_of(b).last().and_then(|e| e.frames))
+                        .or_else(|| b.history_entries().last().and_then(|e| e.frames))
                         .map(|id| stacks.interned(id));
                     BlockVm {
                         offset: address.saturating_sub(seg.address),
@@ -41,7 +41,8 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
                             BlockState::Inactive => BlockStateVm::Inactive,
                         },
                         stack,
-                        history: history_of(b)
+                        history: b
+                            .history_entries()
                             .iter()
                             .filter_map(|e| Some((e.addr?, e.real_size?)))
                             .collect(),
@@ -67,11 +68,6 @@ pub fn segments_view_of(snapshot: &Snapshot, segments: &[Segment], device: i64) 
         segments,
         stacks: stacks.table,
     }
-}
-
-/// A legacy block's `history` entries (none for other files).
-fn history_of(b: &Block) -> &[HistoryEntry] {
-    b.history.as_ref().map_or(&[], |h| h.entries())
 }
 
 /// Not interned yet (in `Stacks`' id maps).

@@ -111,9 +111,8 @@ pub fn requested_of(b: &Block) -> u64 {
     if let Some(r) = b.requested_size {
         return r;
     }
-    b.history
-        .as_ref()
-        .and_then(|h| h.entries().first())
+    b.history_entries()
+        .first()
         .and_then(|h0| h0.real_size)
         .unwrap_or(b.size)
 }

@@ -295,6 +295,14 @@ pub struct HistoryEntry {
     pub extra: Extra,
 }
 
+impl Block {
+    /// A torch <= 2.0 block's history entries, oldest first (none for other files, or for a
+    /// history of another shape).
+    pub fn history_entries(&self) -> &[HistoryEntry] {
+        self.history.as_ref().map_or(&[], History::entries)
+    }
+}
+
 impl History {
     /// The entries, if the history has the shape torch writes.
     pub fn entries(&self) -> &[HistoryEntry] {

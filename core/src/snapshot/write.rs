@@ -442,9 +442,8 @@ impl<'s> Pickler<'s> {
             // A legacy block's frames were read from its history (see the reader's schema):
             // written back only if the file had them as a key of their own.
             let from_history = b.frames.is_some()
-                && b.history
-                    .as_ref()
-                    .and_then(|h| h.entries().last())
+                && b.history_entries()
+                    .last()
                     .is_some_and(|e| e.frames == b.frames);
             if let Some(f) = b.frames.filter(|_| !from_history) {
                 p.key("frames", &mut n);

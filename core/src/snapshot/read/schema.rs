@@ -502,11 +502,7 @@ impl<'r, 'a> Builder<'r, 'a> {
         // torch <= 2.0 gives a live block's stack only in its history: the last entry is the
         // allocation that holds it, so every view that reads `frames` shows it.
         if b.frames.is_none() && b.state.is_active() {
-            b.frames = b
-                .history
-                .as_ref()
-                .and_then(|h| h.entries().last())
-                .and_then(|e| e.frames);
+            b.frames = b.history_entries().last().and_then(|e| e.frames);
         }
         Ok(b)
     }
