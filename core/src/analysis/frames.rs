@@ -175,18 +175,17 @@ pub fn is_omitted_id(stacks: &Stacks, id: FrameId) -> bool {
 
 /// `is_hidden` of an interned frame, classified once per frame table.
 pub fn is_hidden_id(stacks: &Stacks, id: FrameId) -> bool {
-    let class = classes(stacks)[id.0 as usize];
-    class & OMITTED != 0
-        || matches!(
-            KINDS[(class & !OMITTED) as usize],
-            FrameKind::Torch | FrameKind::Stdlib | FrameKind::Native
-        )
+    is_omitted_id(stacks, id) || is_internal_kind(kind_of(stacks, id))
 }
 
 /// Whether a frame is internal (torch, stdlib or native) rather than user or library code.
 pub fn is_internal(frame: &Frame) -> bool {
+    is_internal_kind(kind(frame))
+}
+
+fn is_internal_kind(kind: FrameKind) -> bool {
     matches!(
-        kind(frame),
+        kind,
         FrameKind::Torch | FrameKind::Stdlib | FrameKind::Native
     )
 }
