@@ -176,11 +176,12 @@ impl<'a> Incremental<'a> {
 impl<'a> Machine<'a> {
     /// A machine for an input of `total` bytes, none of them here yet.
     fn new(total: usize) -> Machine<'a> {
+        let step = checkpoint_step(total);
         Machine {
             data: &[],
             total,
-            step: checkpoint_step(total),
-            next_report: checkpoint_step(total),
+            step,
+            next_report: step,
             pos: 0,
             start: 0,
             op: 0,
