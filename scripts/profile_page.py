@@ -340,11 +340,20 @@ async def profile_file(cdp, url, file, index, args):
             print(f"  their page measures [what, at, ms]: {zoom['measures']}")
             print(f"  the worker's meanwhile, same clock: {zoom.get('worker')}")
         print(f"  page elements, segment rows, blocks: {dom}")
+        heaps = {}
+        for side, s in (("page", page), ("worker", worker)):
+            # After a full collection, as the page bench's settled JS heap: what each V8
+            # isolate holds (the page bench reads only the page's, performance.memory).
+            await cdp.send("HeapProfiler.collectGarbage", {}, s)
+            heaps[side] = await cdp.send("Runtime.getHeapUsage", {}, s)
+        print("  JS heaps after a collection (MB used; ArrayBuffer backing stores): " + ", ".join(
+            f"{side} {h.get('usedSize', 0) / 1e6:.2f} ({h.get('backingStorageSize', 0) / 1e6:.2f})"
+            for side, h in heaps.items()))
         if timeline:
             print("  page main thread, top-level work (ms, DevTools trace):")
             for event, ms in timeline.most_common(args.top):
                 print(f"    {ms:8.1f} ms  {event}")
-        rec = {"dom": dom, "first_paint_ms": paint, "measures": requests, "worker_measures": worker_measures, "trace": timeline,
+        rec = {"dom": dom, "js_heaps": heaps, "first_paint_ms": paint, "measures": requests, "worker_measures": worker_measures, "trace": timeline,
                "worker": summary("worker", wprof, args.top),
                "page": summary("page", pprof, args.top)}
         for side, prof in (("worker", wprof), ("page", pprof)):

@@ -173,6 +173,8 @@ async fn bench_file(
     let mut pipeline = Vec::new();
     let mut read = Vec::new();
     let mut paints = Vec::new();
+    // The page's wasm after each open: what one file costs, and what replacing it costs.
+    let mut page_runs = Vec::new();
     for run in 0..runs {
         let answered = perf::opens_answered(c).await;
         memsnap_tests::web::page::pick_file(c, path).await;
@@ -202,6 +204,7 @@ async fn bench_file(
                 }
                 pipeline.push(f.parse_ms + f.index_ms);
                 read.push(f.read_ms);
+                page_runs.push(perf::page_memory(c).await.0);
             }
             Outcome::Refused(message) => {
                 rec["outcome"] = json!("refused");
@@ -224,6 +227,7 @@ async fn bench_file(
         }
     }
     rec["first_paint_runs_ms"] = json!(paints);
+    rec["page_memory_runs"] = json!(page_runs);
     let mut warm: Vec<f64> = paints.iter().skip(1).flatten().copied().collect();
     if !warm.is_empty() {
         rec["first_paint_warm_ms"] = json!(median(&mut warm));
