@@ -2,7 +2,8 @@
 //! real fixture and large file, the worker's pipeline (read the File, parse, index for the
 //! views) from the worker's own `performance.now()` figures, next to the same pipeline native
 //! (`snapshot::read` + the worker's `file_summary`) timed here in the same run; load to first
-//! paint (segment view and timeline); the page's and worker's wasm memory and JS heap; the
+//! paint (segment view and timeline); the page's and worker's wasm memories and JS heaps (the
+//! worker's through a DevTools connection of its own, `web/workers.rs`); the
 //! timeline's zoom and pan at 1M entries; and which large files open, are refused or crash.
 //! Writes `target/bench/page.json` (or `$MEMSNAP_BENCH_PAGE_OUT`) for scripts/bench_report.py.
 //!
@@ -22,6 +23,7 @@ use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::memoryviz;
 use memsnap_tests::web::perf::{self, Outcome};
 use memsnap_tests::web::server::StaticServer;
+use memsnap_tests::web::workers;
 use serde_json::{json, Value};
 
 /// The large generated files (scripts/gen-large.sh), in this order; absent ones are listed as
@@ -143,6 +145,7 @@ async fn fresh_page(c: &Client, url: &str) {
 /// viewer's URL), and returns its JSON record.
 async fn bench_file(
     c: &Client,
+    debugger: Option<&str>,
     url: &str,
     peer: Option<(&Client, &str)>,
     path: &Path,
@@ -242,6 +245,22 @@ async fn bench_file(
     if memsnap_tests::web::cdp::collect_garbage(c).await.is_ok() {
         rec["js_heap_settled"] = json!(perf::page_memory(c).await.1);
     }
+    // The worker's own JS heap (its wasm glue, messages), also after a collection: the page's
+    // `performance.memory` does not see it, and MemoryViz.js has no worker to leave out.
+    let heaps = match debugger {
+        Some(d) => workers::js_heaps(d).await,
+        None => Err("chromedriver gave no DevTools address".to_string()),
+    };
+    match heaps {
+        Ok(heaps) => {
+            rec["worker_js_heap"] = json!(heaps.iter().sum::<u64>());
+            rec["workers"] = json!(heaps.len());
+        }
+        Err(e) => {
+            eprintln!("page_bench: {name}: the worker's JS heap: {e}");
+            rec["worker_js_heap_error"] = json!(e);
+        }
+    }
     if name == ZOOM_FILE {
         eprintln!("page_bench: {name}: zooming and panning");
         let zoom = perf::zoom_and_pan(c, 20).await;
@@ -266,6 +285,15 @@ async fn bench_file(
         rec["memoryviz"] = mv;
     }
     rec
+}
+
+/// Everything memsnap's page holds for a record: both wasm memories and both JS heaps (the
+/// page's as `page_heap` says, the worker's after a collection). NaN where one was not read.
+fn total_memory(r: &Value, page_heap: &str) -> f64 {
+    ["worker_memory", "page_memory", page_heap, "worker_js_heap"]
+        .iter()
+        .map(|k| r[*k].as_f64().unwrap_or(f64::NAN))
+        .sum()
 }
 
 /// The figures issue 15 asks for, one row per file, and the real fixtures together.
@@ -293,8 +321,8 @@ fn print_table(records: &[Value]) {
             f(&r["wasm_pipeline_ms"]),
             f(&r["wasm_read_ms"]),
         );
-        let memory = f(&r["worker_memory"]) + f(&r["page_memory"]) + f(&r["js_heap"]);
-        let settled = f(&r["worker_memory"]) + f(&r["page_memory"]) + f(&r["js_heap_settled"]);
+        let memory = total_memory(r, "js_heap");
+        let settled = total_memory(r, "js_heap_settled");
         eprintln!(
             "page_bench: {:<40} {:>7.2} {:>8.1} {:>8.1} {:>6.2} {:>7.1} {:>8.0} {:>8.1} {:>8.1} {:>9.1} {:>9.1}",
             r["file"].as_str().unwrap_or("?"),
@@ -388,8 +416,7 @@ fn print_peer_table(records: &[Value]) {
             f(&mv["load_to_first_paint_ms"]),
         );
         let (pn, qn) = (f(&r["first_paint_warm_ms"]), f(&mv["first_paint_warm_ms"]));
-        let memory =
-            (f(&r["worker_memory"]) + f(&r["page_memory"]) + f(&r["js_heap_settled"])) / 1e6;
+        let memory = total_memory(r, "js_heap_settled") / 1e6;
         let mv_memory = f(&mv["js_heap_settled"]) / 1e6;
         eprintln!(
             "page_bench: {:<40} {:>8.1} {:>8.1} {:>7.1} {:>8.1} {:>8.1} {:>7.1} {:>8.1} {:>8.1} {:>7.2}",
@@ -478,7 +505,16 @@ async fn page_benchmark() {
             (true, true) => (3, 5),
             (false, _) => (1, 2),
         };
-        let rec = bench_file(c, &url, peer_page, path, runs, native_runs).await;
+        let rec = bench_file(
+            c,
+            browser.debugger.as_deref(),
+            &url,
+            peer_page,
+            path,
+            runs,
+            native_runs,
+        )
+        .await;
         eprintln!("page_bench: {rec}");
         let crashed = rec["outcome"] == "crashed";
         records.push(rec);

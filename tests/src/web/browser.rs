@@ -29,6 +29,9 @@ const CHROMIUM_ARGS: &[&str] = &[
 
 pub struct Browser {
     pub client: Client,
+    /// Chromium's DevTools address (`host:port`, as chromedriver started it), for what
+    /// chromedriver's passthrough cannot reach (`workers.rs`).
+    pub debugger: Option<String>,
     driver: Child,
     profile: PathBuf,
 }
@@ -86,8 +89,14 @@ impl Browser {
             .connect(&format!("http://127.0.0.1:{port}"))
             .await
             .unwrap_or_else(|e| panic!("starting a Chromium session through chromedriver: {e}"));
+        let debugger = client
+            .capabilities()
+            .and_then(|c| c.get("goog:chromeOptions"))
+            .and_then(|o| o["debuggerAddress"].as_str())
+            .map(str::to_string);
         Some(Browser {
             client,
+            debugger,
             driver: browser.driver.take()?,
             profile,
         })

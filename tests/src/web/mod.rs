@@ -8,3 +8,4 @@ pub mod memoryviz;
 pub mod page;
 pub mod perf;
 pub mod server;
+pub mod workers;

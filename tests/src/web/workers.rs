@@ -1,0 +1,208 @@
+//! The JS heaps of a browser's dedicated workers, through a DevTools connection of our own.
+//!
+//! chromedriver's passthrough (`cdp.rs`) reaches only the page's own session, and
+//! `performance.memory` only the page's isolate, so memsnap's worker (its wasm glue, its
+//! messages) was left out of the page bench's memory while MemoryViz.js, which has no worker,
+//! had all of its heap counted. This connects to the browser's DevTools endpoint (the address
+//! chromedriver reports for its Chromium), attaches to every page, auto-attaches to its workers, and
+//! asks each for its heap after a full collection.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// How long a command's answer may take.
+const ANSWER: Duration = Duration::from_secs(30);
+/// How long after auto-attaching no new worker may appear before the set is taken as whole.
+const QUIET: Duration = Duration::from_millis(300);
+
+/// Bytes of JS heap each dedicated worker of the browser's pages holds after a full
+/// collection (`Runtime.getHeapUsage`'s `usedSize`), in no particular order; `debugger` is
+/// the browser's DevTools address (`host:port`).
+pub async fn js_heaps(debugger: &str) -> Result<Vec<u64>, String> {
+    let url = browser_url(debugger)?;
+    let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .map_err(|e| format!("connecting to {url}: {e}"))?;
+    let mut cdp = Cdp {
+        socket,
+        next: 0,
+        events: Vec::new(),
+    };
+    let targets = cdp.send("Target.getTargets", json!({}), None).await?;
+    let pages: Vec<String> = targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "page")
+        .filter_map(|t| t["targetId"].as_str().map(str::to_string))
+        .collect();
+    let mut heaps = Vec::new();
+    for page in pages {
+        let attached = cdp
+            .send(
+                "Target.attachToTarget",
+                json!({ "targetId": page, "flatten": true }),
+                None,
+            )
+            .await?;
+        let session = attached["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        cdp.events.clear();
+        cdp.send(
+            "Target.setAutoAttach",
+            json!({ "autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true }),
+            Some(&session),
+        )
+        .await?;
+        // Workers already running are announced as attached, each once.
+        cdp.drain(QUIET).await?;
+        let workers: Vec<String> = cdp
+            .events
+            .iter()
+            .filter(|e| e["method"] == "Target.attachedToTarget")
+            .filter(|e| e["params"]["targetInfo"]["type"] == "worker")
+            .filter_map(|e| e["params"]["sessionId"].as_str().map(str::to_string))
+            .collect();
+        for worker in &workers {
+            cdp.send("HeapProfiler.collectGarbage", json!({}), Some(worker))
+                .await?;
+            let usage = cdp
+                .send("Runtime.getHeapUsage", json!({}), Some(worker))
+                .await?;
+            heaps.push(usage["usedSize"].as_f64().unwrap_or(0.0) as u64);
+        }
+        // Leaves the page as it was: no auto-attach, no session of ours.
+        cdp.send(
+            "Target.setAutoAttach",
+            json!({ "autoAttach": false, "waitForDebuggerOnStart": false, "flatten": true }),
+            Some(&session),
+        )
+        .await?;
+        cdp.send(
+            "Target.detachFromTarget",
+            json!({ "sessionId": session }),
+            None,
+        )
+        .await?;
+    }
+    let _ = cdp.socket.close(None).await;
+    Ok(heaps)
+}
+
+/// The browser target's websocket URL, from `/json/version`.
+fn browser_url(debugger: &str) -> Result<String, String> {
+    let mut stream =
+        TcpStream::connect(debugger).map_err(|e| format!("DevTools at {debugger}: {e}"))?;
+    stream
+        .set_read_timeout(Some(ANSWER))
+        .map_err(|e| e.to_string())?;
+    write!(
+        stream,
+        "GET /json/version HTTP/1.1\r\nHost: {debugger}\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    // Chromium keeps the connection open, so the body ends where Content-Length says.
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    let body = loop {
+        let n = stream
+            .read(&mut buf)
+            .map_err(|e| format!("/json/version: {e}"))?;
+        if n == 0 {
+            return Err(format!(
+                "/json/version: the reply ended early: {:?}",
+                String::from_utf8_lossy(&reply)
+            ));
+        }
+        reply.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&reply);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+                .ok_or_else(|| format!("/json/version: no Content-Length in {head:?}"))?;
+            if body.len() >= length {
+                break body[..length].to_string();
+            }
+        }
+    };
+    let version: Value =
+        serde_json::from_str(&body).map_err(|e| format!("/json/version: {e}: {body}"))?;
+    version["webSocketDebuggerUrl"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("/json/version has no webSocketDebuggerUrl: {body}"))
+}
+
+struct Cdp {
+    socket: Socket,
+    next: u64,
+    /// Events received, in order, while waiting for answers.
+    events: Vec<Value>,
+}
+
+impl Cdp {
+    async fn send(
+        &mut self,
+        method: &str,
+        params: Value,
+        session: Option<&str>,
+    ) -> Result<Value, String> {
+        self.next += 1;
+        let id = self.next;
+        let mut message = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = session {
+            message["sessionId"] = json!(s);
+        }
+        self.socket
+            .send(Message::Text(message.to_string().into()))
+            .await
+            .map_err(|e| format!("{method}: {e}"))?;
+        loop {
+            let got = tokio::time::timeout(ANSWER, self.socket.next())
+                .await
+                .map_err(|_| format!("{method}: no answer in {ANSWER:?}"))?;
+            let value = parse(got).map_err(|e| format!("{method}: {e}"))?;
+            if value["id"] == id {
+                if let Some(error) = value.get("error") {
+                    return Err(format!("{method}: {error}"));
+                }
+                return Ok(value["result"].clone());
+            }
+            self.events.push(value);
+        }
+    }
+
+    /// Takes in events until none has come for `quiet`.
+    async fn drain(&mut self, quiet: Duration) -> Result<(), String> {
+        while let Ok(got) = tokio::time::timeout(quiet, self.socket.next()).await {
+            self.events.push(parse(got)?);
+        }
+        Ok(())
+    }
+}
+
+fn parse(
+    got: Option<Result<Message, tokio_tungstenite::tungstenite::Error>>,
+) -> Result<Value, String> {
+    match got {
+        Some(Ok(Message::Text(text))) => {
+            serde_json::from_str(text.as_str()).map_err(|e| e.to_string())
+        }
+        Some(Ok(other)) => Ok(json!({ "ignored": other.to_string() })),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err("the DevTools connection closed".into()),
+    }
+}
