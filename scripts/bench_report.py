@@ -116,11 +116,12 @@ def page_rows(page, rows, checks, lines_after):
         wasm, native = f["wasm_pipeline_ms"] / 1e3, f.get("native_pipeline_ms")
         native = native / 1e3 if native else None
         ratio = wasm / native if native else None
-        # Both wasm memories and both JS heaps (the worker's, after a collection, since
-        # tests/src/web/workers.rs; older reports have none).
-        mem = f.get("worker_memory", 0) + f.get("page_memory", 0) + f.get("js_heap", 0) + f.get("worker_js_heap", 0)
+        # Both wasm memories, both JS heaps (the worker's after a collection) and both sides'
+        # ArrayBuffer contents (tests/src/web/workers.rs; older reports have neither).
+        rest = f.get("worker_js_heap", 0) + f.get("page_backing", 0) + f.get("worker_backing", 0)
+        mem = f.get("worker_memory", 0) + f.get("page_memory", 0) + f.get("js_heap", 0) + rest
         settled = f.get("worker_memory", 0) + f.get("page_memory", 0) \
-            + f.get("js_heap_settled", f.get("js_heap", 0)) + f.get("worker_js_heap", 0)
+            + f.get("js_heap_settled", f.get("js_heap", 0)) + rest
         first = (f.get("parse_ms") or 0) + (f.get("index_ms") or 0)
         per_file.append((f["file"], f["bytes"], mbs(f["bytes"], wasm), first and mbs(f["bytes"], first / 1e3),
                          native and mbs(f["bytes"], native), ratio,
@@ -135,8 +136,8 @@ def page_rows(page, rows, checks, lines_after):
                     checks.append((f"first paint ≥ {GOAL_VS_MEMORYVIZ_PAINT:.0f}× MemoryViz.js's ({their:.0f} ms, this run), {f['file']}, {label}",
                                    f"{paint:.0f} ms: {their / paint:.1f}×", their / paint >= GOAL_VS_MEMORYVIZ_PAINT))
             if mv.get("js_heap_settled"):
-                their = mv["js_heap_settled"]
-                checks.append((f"page memory ≤ MemoryViz.js's ({their / 1e6:.1f} MB JS heap, this run), {f['file']}, settled",
+                their = mv["js_heap_settled"] + mv.get("backing", 0)
+                checks.append((f"page memory ≤ MemoryViz.js's ({their / 1e6:.1f} MB JS heap and ArrayBuffers, this run), {f['file']}, settled",
                                f"{settled / 1e6:.1f} MB: {settled / their:.2f}×", settled <= their))
         elif mv:
             rows.append((f"MemoryViz.js on {f['file']}", f"{mv.get('outcome')}: {mv.get('message', '')[:120]}", "—", "—"))
@@ -177,7 +178,8 @@ def page_rows(page, rows, checks, lines_after):
         checks.append((f"load to first paint < {GOAL_FIRST_PAINT_MS / 1e3:.0f} s, large-100mb",
                        fmt(fp and fp / 1e3, " s"), fp is not None and fp < GOAL_FIRST_PAINT_MS))
         mem = big.get("worker_memory", 0) + max(big.get("page_memory_after_zoom", 0), big.get("page_memory", 0)) \
-            + max(big.get("js_heap_after_zoom", 0), big.get("js_heap", 0)) + big.get("worker_js_heap", 0)
+            + max(big.get("js_heap_after_zoom", 0), big.get("js_heap", 0)) + big.get("worker_js_heap", 0) \
+            + big.get("page_backing", 0) + big.get("worker_backing", 0)
         rows.append(("peak page memory (worker wasm + page wasm + JS heaps) / file size, large-100mb",
                      f"{mem / big['bytes']:.2f}× ({mem / 2**20:,.0f} MiB)", THEIR_NEO_MEMORY, "—"))
         checks.append((f"peak page memory ≤ {GOAL_MEMORY_X:g}× the file, large-100mb", f"{mem / big['bytes']:.2f}×",

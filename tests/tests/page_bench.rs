@@ -245,6 +245,10 @@ async fn bench_file(
     if memsnap_tests::web::cdp::collect_garbage(c).await.is_ok() {
         rec["js_heap_settled"] = json!(perf::page_memory(c).await.1);
     }
+    // ArrayBuffer contents outside the page's JS heap (wasm memories are counted above).
+    if let Some(h) = memsnap_tests::web::cdp::heap_usage(c).await {
+        rec["page_backing"] = json!(h.backing);
+    }
     // The worker's own JS heap (its wasm glue, messages), also after a collection: the page's
     // `performance.memory` does not see it, and MemoryViz.js has no worker to leave out.
     let heaps = match debugger {
@@ -253,7 +257,8 @@ async fn bench_file(
     };
     match heaps {
         Ok(heaps) => {
-            rec["worker_js_heap"] = json!(heaps.iter().sum::<u64>());
+            rec["worker_js_heap"] = json!(heaps.iter().map(|h| h.used).sum::<u64>());
+            rec["worker_backing"] = json!(heaps.iter().map(|h| h.backing).sum::<u64>());
             rec["workers"] = json!(heaps.len());
         }
         Err(e) => {
@@ -287,13 +292,21 @@ async fn bench_file(
     rec
 }
 
-/// Everything memsnap's page holds for a record: both wasm memories and both JS heaps (the
-/// page's as `page_heap` says, the worker's after a collection). NaN where one was not read.
+/// Everything memsnap's page holds for a record: both wasm memories, both JS heaps (the
+/// page's as `page_heap` says, the worker's after a collection) and the ArrayBuffer contents
+/// both hold. NaN where one was not read.
 fn total_memory(r: &Value, page_heap: &str) -> f64 {
-    ["worker_memory", "page_memory", page_heap, "worker_js_heap"]
-        .iter()
-        .map(|k| r[*k].as_f64().unwrap_or(f64::NAN))
-        .sum()
+    [
+        "worker_memory",
+        "page_memory",
+        page_heap,
+        "worker_js_heap",
+        "page_backing",
+        "worker_backing",
+    ]
+    .iter()
+    .map(|k| r[*k].as_f64().unwrap_or(f64::NAN))
+    .sum()
 }
 
 /// The figures issue 15 asks for, one row per file, and the real fixtures together.
@@ -417,7 +430,7 @@ fn print_peer_table(records: &[Value]) {
         );
         let (pn, qn) = (f(&r["first_paint_warm_ms"]), f(&mv["first_paint_warm_ms"]));
         let memory = total_memory(r, "js_heap_settled") / 1e6;
-        let mv_memory = f(&mv["js_heap_settled"]) / 1e6;
+        let mv_memory = (f(&mv["js_heap_settled"]) + f(&mv["backing"])) / 1e6;
         eprintln!(
             "page_bench: {:<40} {:>8.1} {:>8.1} {:>7.1} {:>8.1} {:>8.1} {:>7.1} {:>8.1} {:>8.1} {:>7.2}",
             r["file"].as_str().unwrap_or("?"),

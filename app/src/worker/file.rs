@@ -6,6 +6,10 @@
 //! MB first, so a pool worker reading file after file held ~60–150 MB of spent buffers (the
 //! fleet page's peak grew with the rank count; README, "A whole job"). `FileReaderSync` stays
 //! for a browser whose file streams have no BYOB reader.
+//!
+//! Only a pool worker keeps the buffer between files ([`Buffer::Keep`]): the viewer's worker
+//! reads a file now and then, and a kept 1 MiB buffer was memory it held for good
+//! (`Runtime.getHeapUsage`'s backing stores: 1.09 MB in the worker after any open).
 
 use std::cell::RefCell;
 
@@ -47,8 +51,17 @@ extern "C" {
     ) -> Result<ReadableStreamByobReader, JsValue>;
 }
 
-pub async fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
-    read_each(id, file, &mut |_| {}).await
+/// Whether the read buffer stays for the next file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buffer {
+    /// Kept: the worker reads file after file (a rank pool's).
+    Keep,
+    /// Let go once the file is read.
+    Release,
+}
+
+pub async fn read_all(id: RequestId, file: &File, buffer: Buffer) -> Result<Vec<u8>, String> {
+    read_each(id, file, buffer, &mut |_| {}).await
 }
 
 /// As `read_all`, calling `on_chunk` with the bytes read so far after each chunk of them (the
@@ -57,6 +70,7 @@ pub async fn read_all(id: RequestId, file: &File) -> Result<Vec<u8>, String> {
 pub async fn read_each(
     id: RequestId,
     file: &File,
+    buffer: Buffer,
     on_chunk: &mut dyn FnMut(&[u8]),
 ) -> Result<Vec<u8>, String> {
     let name = file.name();
@@ -70,7 +84,7 @@ pub async fn read_each(
     options.set_mode(ReadableStreamReaderMode::Byob);
     let stream: Stream = file.stream().unchecked_into();
     match stream.get_reader(&options) {
-        Ok(reader) => read_byob(id, &reader, total, &mut out, on_chunk)
+        Ok(reader) => read_byob(id, &reader, total, buffer, &mut out, on_chunk)
             .await
             .map_err(fail)?,
         Err(_) => read_sync(id, file, total, &mut out, on_chunk).map_err(fail)?,
@@ -82,6 +96,7 @@ async fn read_byob(
     id: RequestId,
     reader: &ReadableStreamByobReader,
     total: f64,
+    buffer: Buffer,
     out: &mut Vec<u8>,
     on_chunk: &mut dyn FnMut(&[u8]),
 ) -> Result<(), JsValue> {
@@ -117,7 +132,9 @@ async fn read_byob(
         }
     }
     reader.release_lock();
-    BUFFER_VIEW.with(|b| *b.borrow_mut() = Some(view));
+    if buffer == Buffer::Keep {
+        BUFFER_VIEW.with(|b| *b.borrow_mut() = Some(view));
+    }
     progress(id, Stage::Reading, out.len() as u64, Some(total as u64));
     Ok(())
 }

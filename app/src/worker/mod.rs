@@ -145,7 +145,7 @@ fn handle(data: JsValue) -> serial::Pending {
             let file = attached_file(&data);
             Some(Box::pin(async move {
                 let result = match file {
-                    Some(f) => file::read_all(id, &f).await,
+                    Some(f) => file::read_all(id, &f, file::Buffer::Keep).await,
                     None => Err(format!("{name}: no file came with the summary request")),
                 }
                 .and_then(|bytes| summarize(id, &name, rank, bytes));
@@ -176,7 +176,7 @@ fn handle(data: JsValue) -> serial::Pending {
             let file = attached_file(&data);
             Some(Box::pin(async move {
                 let before = match file {
-                    Some(f) => file::read_all(id, &f).await,
+                    Some(f) => file::read_all(id, &f, file::Buffer::Release).await,
                     None => Err("no file came with the compare request".to_string()),
                 }
                 .and_then(|bytes| {

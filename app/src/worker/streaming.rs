@@ -41,7 +41,7 @@ pub async fn read(id: RequestId, file: &File) -> Result<Read, String> {
     let mut decided = false;
     let mut parsed = None;
     let mut parse_ms = 0.0;
-    let bytes = file::read_each(id, file, &mut |so_far| {
+    let bytes = file::read_each(id, file, file::Buffer::Release, &mut |so_far| {
         if parsed.is_some() {
             return;
         }

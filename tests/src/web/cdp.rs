@@ -53,3 +53,11 @@ pub async fn dom_counters(c: &Client) -> Value {
         .await
         .unwrap_or(Value::Null)
 }
+
+/// The page's JS heap after a collection, as `Runtime.getHeapUsage` counts it, with the
+/// `ArrayBuffer` contents `performance.memory` leaves out.
+pub async fn heap_usage(c: &Client) -> Option<super::workers::Heap> {
+    collect_garbage(c).await.ok()?;
+    let usage = execute(c, "Runtime.getHeapUsage", json!({})).await.ok()?;
+    Some(super::workers::heap_of(&usage))
+}

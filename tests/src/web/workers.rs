@@ -23,10 +23,18 @@ const ANSWER: Duration = Duration::from_secs(30);
 /// How long after auto-attaching no new worker may appear before the set is taken as whole.
 const QUIET: Duration = Duration::from_millis(300);
 
-/// Bytes of JS heap each dedicated worker of the browser's pages holds after a full
-/// collection (`Runtime.getHeapUsage`'s `usedSize`), in no particular order; `debugger` is
-/// the browser's DevTools address (`host:port`).
-pub async fn js_heaps(debugger: &str) -> Result<Vec<u64>, String> {
+/// What a worker's isolate holds after a full collection (`Runtime.getHeapUsage`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Heap {
+    /// The JS heap's live bytes (`usedSize`).
+    pub used: u64,
+    /// `ArrayBuffer` contents outside it (`backingStorageSize`; wasm memories are not among them).
+    pub backing: u64,
+}
+
+/// What each dedicated worker of the browser's pages holds after a full collection, in no
+/// particular order; `debugger` is the browser's DevTools address (`host:port`).
+pub async fn js_heaps(debugger: &str) -> Result<Vec<Heap>, String> {
     let url = browser_url(debugger)?;
     let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
         .await
@@ -79,7 +87,7 @@ pub async fn js_heaps(debugger: &str) -> Result<Vec<u64>, String> {
             let usage = cdp
                 .send("Runtime.getHeapUsage", json!({}), Some(worker))
                 .await?;
-            heaps.push(usage["usedSize"].as_f64().unwrap_or(0.0) as u64);
+            heaps.push(heap_of(&usage));
         }
         // Leaves the page as it was: no auto-attach, no session of ours.
         cdp.send(
@@ -97,6 +105,15 @@ pub async fn js_heaps(debugger: &str) -> Result<Vec<u64>, String> {
     }
     let _ = cdp.socket.close(None).await;
     Ok(heaps)
+}
+
+/// `Runtime.getHeapUsage`'s answer as a [`Heap`].
+pub fn heap_of(usage: &Value) -> Heap {
+    let bytes = |k: &str| usage[k].as_f64().unwrap_or(0.0) as u64;
+    Heap {
+        used: bytes("usedSize"),
+        backing: bytes("backingStorageSize"),
+    }
 }
 
 /// The browser target's websocket URL, from `/json/version`.
