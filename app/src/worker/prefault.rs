@@ -15,7 +15,7 @@
 //! first (page bench, worker memory after the first open, deterministic per build):
 //! select-n-multidevice and cs336-c-medium128-inference 4.72 → 3.54 MB,
 //! cs336-a-ctx128-forward-mixed 5.05 → 4.00, eor-nn-snapshot-actions 4.19 → 3.01,
-//! cs336-d-fullstep 11.08 → 10.03, four others 0.06–0.13 lower, three 0.07 higher.
+//! cs336-d-fullstep 11.08 → 10.03, two others 0.06 and 0.13 lower, three 0.07 higher.
 
 use std::cell::Cell;
 
