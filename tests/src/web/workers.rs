@@ -4,14 +4,16 @@
 //! `performance.memory` only the page's isolate, so memsnap's worker (its wasm glue, its
 //! messages) was left out of the page bench's memory while MemoryViz.js, which has no worker,
 //! had all of its heap counted. This connects to the browser's DevTools endpoint (the address
-//! chromedriver reports for its Chromium), attaches to every page, auto-attaches to its workers, and
-//! asks each for its heap after a full collection.
+//! chromedriver reports for its Chromium), attaches to every page, auto-attaches to its
+//! workers, and asks each for its heap after a full collection.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -23,7 +25,8 @@ const ANSWER: Duration = Duration::from_secs(30);
 /// How long after auto-attaching no new worker may appear before the set is taken as whole.
 const QUIET: Duration = Duration::from_millis(300);
 
-/// What a worker's isolate holds after a full collection (`Runtime.getHeapUsage`).
+/// What a V8 isolate (a page's or a worker's) holds after a full collection
+/// (`Runtime.getHeapUsage`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Heap {
     /// The JS heap's live bytes (`usedSize`).
@@ -35,7 +38,7 @@ pub struct Heap {
 /// What each dedicated worker of the browser's pages holds after a full collection, in no
 /// particular order; `debugger` is the browser's DevTools address (`host:port`).
 pub async fn js_heaps(debugger: &str) -> Result<Vec<Heap>, String> {
-    let url = browser_url(debugger)?;
+    let url = browser_url(debugger).await?;
     let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
         .await
         .map_err(|e| format!("connecting to {url}: {e}"))?;
@@ -117,50 +120,27 @@ pub fn heap_of(usage: &Value) -> Heap {
 }
 
 /// The browser target's websocket URL, from `/json/version`.
-fn browser_url(debugger: &str) -> Result<String, String> {
-    let mut stream =
-        TcpStream::connect(debugger).map_err(|e| format!("DevTools at {debugger}: {e}"))?;
-    stream
-        .set_read_timeout(Some(ANSWER))
-        .map_err(|e| e.to_string())?;
-    write!(
-        stream,
-        "GET /json/version HTTP/1.1\r\nHost: {debugger}\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    // Chromium keeps the connection open, so the body ends where Content-Length says.
-    let mut reply = Vec::new();
-    let mut buf = [0u8; 4096];
-    let body = loop {
-        let n = stream
-            .read(&mut buf)
-            .map_err(|e| format!("/json/version: {e}"))?;
-        if n == 0 {
-            return Err(format!(
-                "/json/version: the reply ended early: {:?}",
-                String::from_utf8_lossy(&reply)
-            ));
-        }
-        reply.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&reply);
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let length = head
-                .lines()
-                .filter_map(|l| l.split_once(':'))
-                .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
-                .and_then(|(_, v)| v.trim().parse::<usize>().ok())
-                .ok_or_else(|| format!("/json/version: no Content-Length in {head:?}"))?;
-            if body.len() >= length {
-                break body[..length].to_string();
-            }
-        }
-    };
-    let version: Value =
-        serde_json::from_str(&body).map_err(|e| format!("/json/version: {e}: {body}"))?;
+async fn browser_url(debugger: &str) -> Result<String, String> {
+    let uri: http::Uri = format!("http://{debugger}/json/version")
+        .parse()
+        .map_err(|e| format!("DevTools at {debugger}: {e}"))?;
+    let client =
+        Client::builder(TokioExecutor::new()).build::<_, Empty<Bytes>>(HttpConnector::new());
+    let reply = tokio::time::timeout(ANSWER, client.get(uri))
+        .await
+        .map_err(|_| format!("/json/version: no answer in {ANSWER:?}"))?
+        .map_err(|e| format!("DevTools at {debugger}: {e}"))?;
+    let body = tokio::time::timeout(ANSWER, reply.into_body().collect())
+        .await
+        .map_err(|_| format!("/json/version: no body in {ANSWER:?}"))?
+        .map_err(|e| format!("/json/version: {e}"))?
+        .to_bytes();
+    let version: Value = serde_json::from_slice(&body)
+        .map_err(|e| format!("/json/version: {e}: {}", String::from_utf8_lossy(&body)))?;
     version["webSocketDebuggerUrl"]
         .as_str()
         .map(str::to_string)
-        .ok_or_else(|| format!("/json/version has no webSocketDebuggerUrl: {body}"))
+        .ok_or_else(|| format!("/json/version has no webSocketDebuggerUrl: {version}"))
 }
 
 struct Cdp {
