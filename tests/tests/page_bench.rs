@@ -244,10 +244,10 @@ async fn bench_file(
     // handed over while drawing, replaced views): `js_heap` depends on when V8 last collected.
     if memsnap_tests::web::cdp::collect_garbage(c).await.is_ok() {
         rec["js_heap_settled"] = json!(perf::page_memory(c).await.1);
-    }
-    // ArrayBuffer contents outside the page's JS heap (wasm memories are counted above).
-    if let Some(h) = memsnap_tests::web::cdp::heap_usage(c).await {
-        rec["page_backing"] = json!(h.backing);
+        // ArrayBuffer contents outside the page's JS heap (wasm memories are counted above).
+        if let Some(h) = memsnap_tests::web::cdp::heap_usage(c).await {
+            rec["page_backing"] = json!(h.backing);
+        }
     }
     // The worker's own JS heap (its wasm glue, messages), also after a collection: the page's
     // `performance.memory` does not see it, and MemoryViz.js has no worker to leave out.

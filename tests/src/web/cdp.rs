@@ -54,10 +54,9 @@ pub async fn dom_counters(c: &Client) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// The page's JS heap after a collection, as `Runtime.getHeapUsage` counts it, with the
-/// `ArrayBuffer` contents `performance.memory` leaves out.
+/// The page's JS heap as `Runtime.getHeapUsage` counts it, with the `ArrayBuffer` contents
+/// `performance.memory` leaves out; call it after `collect_garbage` for what the page holds.
 pub async fn heap_usage(c: &Client) -> Option<super::workers::Heap> {
-    collect_garbage(c).await.ok()?;
     let usage = execute(c, "Runtime.getHeapUsage", json!({})).await.ok()?;
     Some(super::workers::heap_of(&usage))
 }

@@ -142,10 +142,11 @@ pub async fn bench_file(
             rec["js_heap"] = json!(js_heap(c).await);
             if super::cdp::collect_garbage(c).await.is_ok() {
                 rec["js_heap_settled"] = json!(js_heap(c).await);
-            }
-            // The file's bytes and anything else held in ArrayBuffers, as memsnap's are counted.
-            if let Some(h) = super::cdp::heap_usage(c).await {
-                rec["backing"] = json!(h.backing);
+                // The file's bytes and anything else held in ArrayBuffers, as memsnap's are
+                // counted.
+                if let Some(h) = super::cdp::heap_usage(c).await {
+                    rec["backing"] = json!(h.backing);
+                }
             }
         }
     }
