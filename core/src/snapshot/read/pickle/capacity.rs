@@ -6,9 +6,10 @@
 //! input, `checkpoint_step`), a vector that could fill within the next two stretches gets room
 //! for the rest of the input at its last stretch's rate, plus 1/8, plus two stretches' growth
 //! but never more than that rest, in one allocation (at most doubling it). Growing by doubling
-//! instead left up to half of each vector unused at the end and, where realloc must copy (wasm, usually), needed the old and the new
-//! vector at once: memory a native process never touches but a wasm instance holds for good
-//! (the page measured 3.5× a 100 MB file, a 1 GB file reached the 4 GiB ceiling). An
+//! instead left up to half of each vector unused at the end and, where realloc must copy
+//! (wasm, usually), needed the old and the new vector at once: memory a native process never
+//! touches but a wasm instance holds for good (the page measured 3.5× a 100 MB file, a 1 GB
+//! file reached the 4 GiB ceiling). An
 //! underestimate is corrected at a later checkpoint; an overestimate is bounded by the 1/8 in a
 //! trace's steady stretch, by doubling before it, and given back where the schema takes the
 //! vectors.
