@@ -4,7 +4,9 @@
 //! (`snapshot::read` + the worker's `file_summary`) timed here in the same run; load to first
 //! paint (segment view and timeline); the page's and worker's wasm memories and JS heaps (the
 //! worker's through a DevTools connection of its own, `web/workers.rs`); the
-//! timeline's zoom and pan at 1M entries; and which large files open, are refused or crash.
+//! timeline's zoom and pan at 1M entries; this Chromium's bare read of each file in a fresh
+//! worker (`web/read_floor.rs`), the floor under the worker's read; and which large files open,
+//! are refused or crash.
 //! Writes `target/bench/page.json` (or `$MEMSNAP_BENCH_PAGE_OUT`) for scripts/bench_report.py.
 //!
 //! `cargo test --release -p memsnap-tests --test page_bench -- --ignored --nocapture`
@@ -22,6 +24,7 @@ use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::memoryviz;
 use memsnap_tests::web::perf::{self, Outcome};
+use memsnap_tests::web::read_floor;
 use memsnap_tests::web::server::StaticServer;
 use memsnap_tests::web::workers;
 use serde_json::{json, Value};
@@ -274,6 +277,18 @@ async fn bench_file(
         rec["js_heap_after_zoom"] = json!(js_heap);
         rec["zoom"] = zoom;
     }
+    // The same file read by this Chromium in a fresh worker with no memsnap code: the floor
+    // under `wasm_read_ms`, and so a ceiling on the worker's read + parse + index MB/s here.
+    match read_floor::bare_reads(c, path, runs, timeout).await {
+        Ok(mut ms) => {
+            rec["bare_read_runs_ms"] = json!(ms);
+            rec["bare_read_ms"] = json!(median(&mut ms));
+        }
+        Err(e) => {
+            eprintln!("page_bench: {name}: {e}");
+            rec["bare_read_error"] = json!(e);
+        }
+    }
     if let Some((pc, peer)) = peer.filter(|_| size <= MEMORYVIZ_MAX_BYTES) {
         eprintln!("page_bench: {name}: opening in MemoryViz.js");
         let mut mv = memoryviz::bench_file(pc, peer, path, runs, timeout).await;
@@ -313,7 +328,7 @@ fn total_memory(r: &Value, page_heap: &str) -> f64 {
 fn print_table(records: &[Value]) {
     let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     eprintln!(
-        "page_bench: {:<40} {:>7} {:>8} {:>8} {:>6} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "page_bench: {:<40} {:>7} {:>8} {:>8} {:>6} {:>7} {:>8} {:>7} {:>8} {:>8} {:>9} {:>9}",
         "file",
         "MB",
         "native",
@@ -321,12 +336,13 @@ fn print_table(records: &[Value]) {
         "×nat",
         "read",
         "MB/s",
+        "bare",
         "paint1",
         "paintN",
         "memory MB",
         "settled"
     );
-    let (mut bytes, mut worker, mut native) = (0.0, 0.0, 0.0);
+    let (mut bytes, mut worker, mut native, mut bare) = (0.0, 0.0, 0.0, 0.0);
     for r in records.iter().filter(|r| r["outcome"] == "opened") {
         let mb = f(&r["bytes"]) / 1e6;
         let (nat, wasm, read) = (
@@ -336,8 +352,9 @@ fn print_table(records: &[Value]) {
         );
         let memory = total_memory(r, "js_heap");
         let settled = total_memory(r, "js_heap_settled");
+        let bare_read = f(&r["bare_read_ms"]);
         eprintln!(
-            "page_bench: {:<40} {:>7.2} {:>8.1} {:>8.1} {:>6.2} {:>7.1} {:>8.0} {:>8.1} {:>8.1} {:>9.1} {:>9.1}",
+            "page_bench: {:<40} {:>7.2} {:>8.1} {:>8.1} {:>6.2} {:>7.1} {:>8.0} {:>7.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1}",
             r["file"].as_str().unwrap_or("?"),
             mb,
             nat,
@@ -345,6 +362,7 @@ fn print_table(records: &[Value]) {
             wasm / nat,
             read,
             mb / ((read + wasm) / 1e3),
+            bare_read,
             f(&r["load_to_first_paint_ms"]),
             f(&r["first_paint_warm_ms"]),
             memory / 1e6,
@@ -354,6 +372,7 @@ fn print_table(records: &[Value]) {
             bytes += mb;
             worker += read + wasm;
             native += nat;
+            bare += bare_read;
         }
     }
     for r in records.iter().filter(|r| r["zoom"].is_object()) {
@@ -387,10 +406,11 @@ fn print_table(records: &[Value]) {
     }
     eprintln!(
         "page_bench: real fixtures together: {:.1} MB, worker read + parse + index {:.0} MB/s, \
-         native parse + index {:.0} MB/s",
+         native parse + index {:.0} MB/s, this Chromium's bare read of the same files {:.0} MB/s",
         bytes,
         bytes / (worker / 1e3),
-        bytes / (native / 1e3)
+        bytes / (native / 1e3),
+        bytes / (bare / 1e3)
     );
     print_peer_table(records);
 }

@@ -7,5 +7,6 @@ pub mod dist;
 pub mod memoryviz;
 pub mod page;
 pub mod perf;
+pub mod read_floor;
 pub mod server;
 pub mod workers;
