@@ -66,11 +66,36 @@ pub fn OpenPanel() -> impl IntoView {
     }
 }
 
+/// How long an open runs before its progress bar is drawn. Most files are open by then, and a
+/// bar drawn at the pick was a layout, a paint and a compositor frame on the cores the worker's
+/// read and parse share: the read of a 1.2 MB file took 1.5–2× as long as the same read in an
+/// idle page (tests/src/web/read_floor.rs).
+const PROGRESS_AFTER_MS: u32 = 150;
+
 #[component]
 fn Progress() -> impl IntoView {
     let state = expect_context::<AppState>();
+    let opening = Memo::new(move |_| state.opening.with(Option::is_some));
+    let shown = RwSignal::new(false);
+    // Counts opens, so that a timer left from an earlier one shows nothing.
+    let opens = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        if !opening.get() {
+            shown.set(false);
+            return;
+        }
+        opens.update_value(|n| *n += 1);
+        let this = opens.get_value();
+        gloo_timers::callback::Timeout::new(PROGRESS_AFTER_MS, move || {
+            // `try_`: the panel may be gone by then.
+            if opens.try_get_value() == Some(this) && opening.try_get_untracked() == Some(true) {
+                shown.try_set(true);
+            }
+        })
+        .forget();
+    });
     move || {
-        state.opening.get().map(|o| {
+        state.opening.get().filter(|_| shown.get()).map(|o| {
             let (label, fraction) = match &o.progress {
                 Some(p) => (
                     match p.stage {

@@ -62,7 +62,15 @@ pub(crate) fn post(id: RequestId, response: &Response) {
     }
 }
 
+/// Work on fewer bytes than this reports no progress: it ends about when the page would first
+/// draw a bar (`views/open.rs`, `PROGRESS_AFTER_MS`), and each report is a message the page's
+/// thread takes while the worker reads and parses (a 1.2 MB file sent six).
+const PROGRESS_FROM: u64 = 2 << 20;
+
 pub(crate) fn progress(id: RequestId, stage: Stage, done: u64, total: Option<u64>) {
+    if total.is_some_and(|t| t < PROGRESS_FROM) {
+        return;
+    }
     post(id, &Response::Progress(Progress { stage, done, total }));
 }
 
