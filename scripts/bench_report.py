@@ -160,12 +160,16 @@ def page_rows(page, rows, checks, lines_after):
         # This Chromium's read of the same files with no memsnap code (tests/src/web/read_floor.rs):
         # no read + parse + index here can be faster than the read alone.
         bare = [f.get("bare_read_ms") for f in real]
-        ceiling = mbs(b, sum(bare) / 1e3) if all(bare) else None
-        if ceiling:
+        ceiling = None
+        if all(bare):
             rows.append(("this Chromium's bare read of the same files (fresh worker, BYOB, no memsnap code), real fixtures together",
-                         f"{ceiling:.0f} MB/s", "—", f"worker read alone: {mbs(b, rd):.0f} MB/s"))
+                         f"{mbs(b, sum(bare) / 1e3):.0f} MB/s", "—", f"worker read alone: {mbs(b, rd):.0f} MB/s"))
+            # At native speed: the bare read and then the parse + index, or the slower of the
+            # two for files the worker parses while reading (2 MiB and more).
+            ceiling = mbs(b, sum(max(f["bare_read_ms"], f.get("native_pipeline_ms") or 0) if f["bytes"] >= 2 << 20
+                                 else f["bare_read_ms"] + (f.get("native_pipeline_ms") or 0) for f in real) / 1e3)
         checks.append((f"worker read + parse + index ≥ {GOAL_PIPELINE_MBS:.0f} MB/s, real fixtures together (issue 15)"
-                       + (f"; the bare read alone: {ceiling:.0f} MB/s" if ceiling else ""),
+                       + (f"; at native speed after the bare read: {ceiling:.0f} MB/s" if ceiling else ""),
                        f"{mbs(b, w + rd):.0f} MB/s", mbs(b, w + rd) >= GOAL_PIPELINE_MBS))
         slowest = min(real, key=lambda f: f["bytes"] / f["wasm_pipeline_ms"] if f["bytes"] >= 100_000 else 1e18)
         checks.append((f"page pipeline ≥ {GOAL_PIPELINE_MBS:.0f} MB/s, real fixtures (all together)",
