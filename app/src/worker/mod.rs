@@ -64,7 +64,8 @@ pub(crate) fn post(id: RequestId, response: &Response) {
 
 /// Work on fewer bytes than this reports no progress: it ends about when the page would first
 /// draw a bar (`views/open.rs`, `PROGRESS_AFTER_MS`), and each report is a message the page's
-/// thread takes while the worker reads and parses (a 1.2 MB file sent six).
+/// thread takes while the worker reads and parses (a 1.2 MB file sent seven: the read's start
+/// and end, the parse's start, one per 256 KiB parsed).
 const PROGRESS_FROM: u64 = 2 << 20;
 
 pub(crate) fn progress(id: RequestId, stage: Stage, done: u64, total: Option<u64>) {
