@@ -379,7 +379,10 @@ fn print_table(records: &[Value]) {
             worker += read + wasm;
             native += nat;
             bare += bare_read;
-            ceiling += if f(&r["bytes"]) >= STREAMED_FROM as f64 {
+            // A bare read that failed (NaN) leaves no ceiling: `max` would drop it.
+            ceiling += if bare_read.is_nan() {
+                f64::NAN
+            } else if f(&r["bytes"]) >= STREAMED_FROM as f64 {
                 bare_read.max(nat)
             } else {
                 bare_read + nat
