@@ -2,44 +2,20 @@
 //! the pick (`views/open.rs`, `PROGRESS_AFTER_MS`): a bar drawn at every pick cost the quick
 //! opens a layout, a paint and a compositor frame while the worker read the file. A
 //! MutationObserver set before each pick records every bar the page inserts. Both files are
-//! built with `capture`, not recorded: a 500,000-entry trace (~32 MB, an open of a few hundred
-//! ms here) and the `example` scenario (a few kB).
+//! built with `capture`, not recorded: one rank of `rank_files`' training job, 30,000 steps long
+//! (~31 MB, an open of a few hundred ms here), and the `example` scenario (a few kB).
 
 use std::time::Duration;
 
 use fantoccini::Client;
 use memsnap_tests::built::capture;
 use memsnap_tests::fixtures::scratch;
+use memsnap_tests::rank_files;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page;
 use memsnap_tests::web::perf::{self, Outcome};
 
 const PROGRESS_AFTER_MS: f64 = 150.0;
-
-/// One buffer allocated and freed 250,000 times: a long trace, quick to make.
-const MANY: &str = r#"
-[scenario]
-name = "many"
-description = "one buffer allocated and freed over and over"
-capacity = "80GB"
-
-[[step]]
-repeat = 250000
-var = "i"
-name = "train_loop"
-
-[[step]]
-alloc = "act{i}"
-size = "1MB + (i % 7) * 4KB"
-name = "forward"
-
-[[step]]
-free = "act{i}"
-name = "backward"
-
-[[step]]
-end = true
-"#;
 
 /// Records the text of every progress bar the page inserts from now on.
 async fn watch_progress(c: &Client) {
@@ -96,10 +72,9 @@ async fn open(c: &Client, path: &std::path::Path) -> (f64, Vec<String>) {
 async fn a_progress_bar_only_for_an_open_still_running_after_150_ms() {
     let Some(dist) = dist_dir() else { return };
     let dir = scratch("page-progress");
-    let scenario = dir.join("many.toml");
-    std::fs::write(&scenario, MANY).expect("writing the scenario");
-    let slow = dir.join("many.pickle");
-    capture(&["--scenario", &scenario.to_string_lossy()], &slow);
+    // 30,000 training steps of one rank: about 480,000 trace entries, ~31 MB.
+    let slow = dir.join("rank.pickle");
+    rank_files::capture(&rank_files::scenario(&dir, 30_000), 0, &slow);
     let quick = dir.join("small.pickle");
     capture(&["--scenario", "example"], &quick);
 
