@@ -289,7 +289,22 @@ pub struct InsightsView {
     pub peak_index: Option<u64>,
     pub peak_allocated: u64,
     pub peak_frames: Vec<GroupVm>,
+    /// Fixes replayed through the model that help, best first (`analysis::verdicts`).
     pub fixes: Vec<FixVm>,
+    /// Fixes replayed that save nothing, cost memory or fail requests.
+    pub no_saving: Vec<FixVm>,
+    /// Why no fix was replayed, when none was.
+    pub fixes_not_replayed: Option<String>,
+    /// The start the ranking replays from ("cold" or "reconstructed"), and why.
+    pub ranked_on: String,
+    pub why_start: String,
+    /// The figure fixes are ranked by, in words.
+    pub figure: String,
+    /// Peak reserved under the file's settings, replayed from the ranking start.
+    pub base_peak_reserved: u64,
+    /// The best replayed change as a line to try.
+    pub try_line: Option<String>,
+    pub replays: u32,
     /// `PYTORCH_CUDA_ALLOC_CONF` reproducing the file's settings ("" = defaults).
     pub conf: String,
     /// Why the file's settings could not be read, when they could not.
@@ -315,8 +330,17 @@ pub struct FixVm {
     pub setting: String,
     pub title: String,
     pub evidence: Vec<String>,
-    pub saving: Option<u64>,
-    pub cost: Option<String>,
+    /// Replayed: peak reserved under the file's settings minus under the fix (negative: it
+    /// costs memory), from the ranking start; and the same from the other start.
+    pub saves: i64,
+    pub saves_other_start: Option<i64>,
+    pub peak_reserved: u64,
+    /// After an OOM: whether the failing request is served, and the memory left.
+    pub served: Option<bool>,
+    pub spare: Option<u64>,
+    pub cost: String,
+    /// `memsnap replay FILE <these>` replays it.
+    pub replay_args: Vec<String>,
 }
 
 /// A stack's frames for the stack panel.

@@ -144,7 +144,7 @@ pub enum Response {
     WhatIf(WhatIfView),
     Flame(FlameView),
     Anomalies(AnomaliesView),
-    Insights(InsightsView),
+    Insights(Box<InsightsView>),
     Stack(StackView),
     Compare(CompareView),
     /// `None`: the device's trace has no `oom` entry.

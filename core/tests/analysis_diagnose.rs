@@ -49,18 +49,29 @@ fn diagnose_every_fixture() {
                 assert!(p.arena_size >= p.peak_live_block, "{name}");
                 assert_eq!(p.peak_live_block, d.timeline.peak_allocated, "{name}");
             }
-            // The empty_cache fix, when present, is last.
-            if let Some(i) = d
-                .fixes
-                .iter()
-                .position(|f| f.setting.contains("empty_cache"))
-            {
-                assert_eq!(i, d.fixes.len() - 1, "{name}");
+            // Every ranked fix saves what its replay shows; none that saves nothing is ranked.
+            let v = &d.verdicts;
+            for f in &v.fixes {
+                assert!(f.helps, "{name}: {}", f.setting);
+                assert_eq!(
+                    f.saves,
+                    v.base.peak_reserved as i64 - f.with.peak_reserved as i64,
+                    "{name}: {}",
+                    f.setting
+                );
+                assert!(f.saves > 0 || f.oom.is_some_and(|o| o.served), "{name}");
+            }
+            assert!(v.no_saving.iter().all(|f| !f.helps), "{name}");
+            for w in v.fixes.windows(2) {
+                assert!(
+                    w[0].saves >= w[1].saves || w[0].oom.is_some(),
+                    "{name}: ranked"
+                );
             }
             eprintln!(
                 "{name} dev {dev}: {} fixes [{}]; churn: {}; {} pinning, {} leak suspects ({} B), {} pending, {} ooms",
-                d.fixes.len(),
-                d.fixes.iter().map(|f| f.setting.as_str()).collect::<Vec<_>>().join(" | "),
+                d.verdicts.fixes.len(),
+                d.verdicts.fixes.iter().map(|f| f.setting.as_str()).collect::<Vec<_>>().join(" | "),
                 d.churn.verdict,
                 d.pinning.len(),
                 d.anomalies.leak_suspects.len(),

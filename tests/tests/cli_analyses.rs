@@ -7,7 +7,6 @@ use std::process::Output;
 use memsnap_app::protocol::{Request, Response};
 use memsnap_app::viewmodel::{answer, Analyses};
 use memsnap_core::analysis::diagnosis::diagnose;
-use memsnap_core::analysis::fixes::conf_to_try;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::{read, Snapshot};
 use memsnap_tests::{fixtures, memsnap_bin};
@@ -98,14 +97,14 @@ fn diagnose_json_equals_core_and_the_page_worker() {
                 .iter()
                 .find(|d| d["device"] == dev as u64)
                 .expect("device listed");
-            // The same core call, field for field (the CLI adds only conf_to_try).
-            let mut core = via_text(&diagnose(snap, dev));
-            core["conf_to_try"] = ours["conf_to_try"].clone();
+            // The same core call, field for field.
+            let core = via_text(&diagnose(snap, dev));
             assert_eq!(
                 ours, &core,
                 "{path:?} device {dev}: diagnose --json vs core"
             );
-            assert!(!ours["fixes"].is_null(), "{path:?}: fixes key");
+            let v = &ours["verdicts"];
+            assert!(v["fixes"].is_array(), "{path:?}: fixes key");
 
             // What the page's worker answers for the side bar.
             let Response::Insights(page) = answer(
@@ -115,17 +114,47 @@ fn diagnose_json_equals_core_and_the_page_worker() {
             ) else {
                 panic!("{path:?}: the worker did not answer Insights");
             };
-            let page_fixes: Vec<Value> = page
-                .fixes
-                .iter()
-                .map(|f| {
-                    serde_json::json!({
-                        "setting": f.setting, "title": f.title, "evidence": f.evidence,
-                        "estimated_saving": f.saving, "cost": f.cost,
+            // The page's fixes are the same replays: setting, saving and the peak it reaches.
+            let fix_rows = |fixes: &Value| -> Vec<(String, i64, u64, Option<i64>)> {
+                fixes
+                    .as_array()
+                    .expect("fixes")
+                    .iter()
+                    .map(|f| {
+                        (
+                            f["setting"].as_str().expect("setting").to_string(),
+                            f["saves"].as_i64().expect("saves"),
+                            f["with"]["peak_reserved"].as_u64().expect("peak"),
+                            f["saves_other_start"].as_i64(),
+                        )
                     })
-                })
-                .collect();
-            assert_eq!(ours["fixes"], Value::from(page_fixes), "{path:?}: fixes");
+                    .collect()
+            };
+            let page_rows = |fixes: &[memsnap_app::analysis_protocol::FixVm]| -> Vec<_> {
+                fixes
+                    .iter()
+                    .map(|f| {
+                        (
+                            f.setting.clone(),
+                            f.saves,
+                            f.peak_reserved,
+                            f.saves_other_start,
+                        )
+                    })
+                    .collect()
+            };
+            assert_eq!(
+                fix_rows(&v["fixes"]),
+                page_rows(&page.fixes),
+                "{path:?}: fixes"
+            );
+            assert_eq!(
+                fix_rows(&v["no_saving"]),
+                page_rows(&page.no_saving),
+                "{path:?}: fixes tried"
+            );
+            assert_eq!(v["try_line"], via_text(&page.try_line), "{path:?}: try");
+            assert_eq!(v["ranked_on"], page.ranked_on, "{path:?}: start");
             let frag = &ours["fragmentation"];
             assert_eq!(frag["free"], page.free, "{path:?}");
             assert_eq!(frag["largest_free"], page.largest_free, "{path:?}");
@@ -153,11 +182,6 @@ fn diagnose_json_equals_core_and_the_page_worker() {
                 assert_eq!(g["bytes"], p.bytes, "{path:?}");
             }
             assert_eq!(doc["conf"], page.conf, "{path:?}: settings");
-            assert_eq!(
-                ours["conf_to_try"],
-                via_text(&conf_to_try(&page.conf, &page_fix_settings(&page.fixes))),
-                "{path:?}: the line to try"
-            );
             // Every stack a pinning block names is resolved to frames.
             for p in ours["pinning"].as_array().expect("pinning") {
                 if let Some(s) = p["stack"].as_u64() {
@@ -171,22 +195,6 @@ fn diagnose_json_equals_core_and_the_page_worker() {
     }
 }
 
-/// The page's fixes as core fixes (only `setting` matters to `conf_to_try`).
-fn page_fix_settings(
-    fixes: &[memsnap_app::analysis_protocol::FixVm],
-) -> Vec<memsnap_core::analysis::fixes::Fix> {
-    fixes
-        .iter()
-        .map(|f| memsnap_core::analysis::fixes::Fix {
-            setting: f.setting.clone(),
-            title: f.title.clone(),
-            evidence: f.evidence.clone(),
-            estimated_saving: f.saving,
-            cost: f.cost.clone(),
-        })
-        .collect()
-}
-
 #[test]
 fn diagnose_text_names_the_fixes_and_is_plain_when_piped() {
     let Some(f) = fixture("cs336-c-medium512-training.pickle") else {
@@ -196,7 +204,7 @@ fn diagnose_text_names_the_fixes_and_is_plain_when_piped() {
     let text = stdout_of(&["diagnose", path_str(&f)]);
     assert!(!text.contains('\x1b'), "colour codes in piped output");
     let d = diagnose(&snap, 0);
-    for fix in &d.fixes {
+    for fix in &d.verdicts.fixes {
         assert!(text.contains(&fix.setting), "missing fix {}", fix.setting);
     }
     assert!(text.contains("reserved − allocated"));

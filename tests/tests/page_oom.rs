@@ -3,7 +3,6 @@
 //! replay verdicts are core's `analysis::oom` result, read from `data-*` attributes that carry
 //! exact bytes. Screenshots: target/screenshots/oom-*.png.
 
-use fantoccini::Client;
 use memsnap_core::analysis::oom::explain_ooms;
 use memsnap_tests::built;
 use memsnap_tests::fixtures::scratch;
@@ -11,18 +10,6 @@ use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
 
 /// `(attribute, value)` of every element matching `css`, in page order.
-async fn rows(c: &Client, css: &str, names: &[&str]) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    for e in page::find_all_css(c, css).await {
-        let mut row = Vec::new();
-        for n in names {
-            row.push(e.attr(n).await.unwrap().unwrap_or_default());
-        }
-        out.push(row);
-    }
-    out
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn opens_on_the_oom_device_and_explains_it() {
     let Some(dist) = dist_dir() else { return };
@@ -81,7 +68,7 @@ async fn opens_on_the_oom_device_and_explains_it() {
     for (name, value) in &want {
         assert_eq!(&page::attr(c, "oom", name).await.unwrap(), value, "{name}");
     }
-    let pools = rows(
+    let pools = page::rows(
         c,
         &testid("oom-pool"),
         &["data-pool", "data-stream", "data-largest", "data-unfit"],
@@ -100,14 +87,14 @@ async fn opens_on_the_oom_device_and_explains_it() {
         })
         .collect();
     assert_eq!(pools, want_pools);
-    let verdicts = rows(c, &testid("oom-verdict"), &["data-change", "data-avoided"]).await;
+    let verdicts = page::rows(c, &testid("oom-verdict"), &["data-change", "data-avoided"]).await;
     let want_verdicts: Vec<Vec<String>> = o
         .verdicts
         .iter()
         .map(|v| vec![v.change.clone(), v.avoided.to_string()])
         .collect();
     assert_eq!(verdicts, want_verdicts);
-    let live = rows(c, &testid("oom-live"), &["data-bytes"]).await;
+    let live = page::rows(c, &testid("oom-live"), &["data-bytes"]).await;
     let want_live: Vec<Vec<String>> = o.live.iter().map(|l| vec![l.bytes.to_string()]).collect();
     assert_eq!(live, want_live);
 

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
 use fantoccini::Client;
 use memsnap_core::analysis::anomalies::anomalies;
+use memsnap_core::analysis::diagnosis::diagnose_unplanned;
 use memsnap_core::analysis::replay::{file_config, what_if, Start};
 use memsnap_core::analysis::state_at::state_at;
 use memsnap_core::analysis::timeline::Timeline;
@@ -188,6 +189,44 @@ async fn analysis_views_on_a_training_step() {
         page::text(c, "alloc-conf").await.map(|_| ())
     })
     .await;
+    // The ranked fixes are core's verdicts, replayed in the worker: each one's setting and
+    // the bytes its replay saved, and the ones tried that did not help.
+    let verdicts = diagnose_unplanned(&snapshot, 0, &tl).verdicts;
+    assert!(!verdicts.fixes.is_empty(), "{FILE} has fixes that help");
+    let want = |fixes: &[memsnap_core::analysis::verdicts::Fix]| -> Vec<Vec<String>> {
+        fixes
+            .iter()
+            .map(|f| vec![f.setting.clone(), f.saves.to_string()])
+            .collect()
+    };
+    let shown = wait_until("the ranked fixes", || async {
+        let got = page::rows(
+            c,
+            "[data-testid=insight-fixes] li",
+            &["data-setting", "data-saves"],
+        )
+        .await;
+        if got.is_empty() {
+            Err("no fixes yet".to_string())
+        } else {
+            Ok(got)
+        }
+    })
+    .await;
+    assert_eq!(shown, want(&verdicts.fixes), "the page's fixes");
+    let tried = page::rows(
+        c,
+        "[data-testid=insight-no-saving] li",
+        &["data-setting", "data-saves"],
+    )
+    .await;
+    assert_eq!(tried, want(&verdicts.no_saving), "the page's fixes tried");
+    assert_eq!(
+        page::text(c, "insight-try").await.ok(),
+        verdicts.try_line.clone()
+    );
+    scroll_to(c, "insight-fixes").await;
+    page::screenshot(c, "views-fixes").await;
     let expandable_before = page::find(c, "whatif-expandable")
         .await
         .prop("checked")

@@ -14,6 +14,7 @@ use memsnap_core::analysis::diagnosis::diagnose_unplanned_paced;
 use memsnap_core::analysis::pace::{self, Pace};
 use memsnap_core::analysis::replay::file_config;
 use memsnap_core::analysis::timeline::Timeline;
+use memsnap_core::analysis::verdicts::Fix;
 use memsnap_core::snapshot::Snapshot;
 
 use super::cache::{trace_index, Analyses};
@@ -49,18 +50,20 @@ pub async fn insights_view_paced(
     pace: &mut Pace<'_>,
 ) -> (InsightsView, Anomalies) {
     let d = diagnose_unplanned_paced(snap, trace_index(device), tl, pace).await;
-    let (fragmentation, churn, pinning, peak, anomalies, mut fixes) = (
+    let (fragmentation, churn, pinning, peak, anomalies, mut verdicts) = (
         d.fragmentation,
         d.churn,
         d.pinning,
         d.peak,
         d.anomalies,
-        d.fixes,
+        d.verdicts,
     );
     let has_trace = d.has_trace;
     if host {
         // The fixes are CUDA caching allocator settings, weighed by replaying its policy.
-        fixes.clear();
+        verdicts.fixes.clear();
+        verdicts.no_saving.clear();
+        verdicts.try_line = None;
     }
     let (config, settings_error) = match file_config(snap) {
         Ok(c) => (c, None),
@@ -112,20 +115,34 @@ pub async fn insights_view_paced(
                 count: g.count as u64,
             })
             .collect(),
-        fixes: fixes
-            .iter()
-            .map(|x| FixVm {
-                setting: x.setting.clone(),
-                title: x.title.clone(),
-                evidence: x.evidence.clone(),
-                saving: x.estimated_saving,
-                cost: x.cost.clone(),
-            })
-            .collect(),
+        fixes: verdicts.fixes.iter().map(fix_vm).collect(),
+        no_saving: verdicts.no_saving.iter().map(fix_vm).collect(),
+        fixes_not_replayed: verdicts.not_replayed.clone(),
+        ranked_on: verdicts.ranked_on.as_str().to_string(),
+        why_start: verdicts.why_start.clone(),
+        figure: verdicts.figure.clone(),
+        base_peak_reserved: verdicts.base.peak_reserved,
+        try_line: verdicts.try_line.clone(),
+        replays: verdicts.replays,
         conf: config.to_conf_string(),
         settings_error,
         has_settings: snap.allocator_settings.is_some(),
         defaults: form_defaults(&config, device, capacity),
     };
     (view, anomalies)
+}
+
+fn fix_vm(x: &Fix) -> FixVm {
+    FixVm {
+        setting: x.setting.clone(),
+        title: x.title.clone(),
+        evidence: x.evidence.clone(),
+        saves: x.saves,
+        saves_other_start: x.saves_other_start,
+        peak_reserved: x.with.peak_reserved,
+        served: x.oom.map(|o| o.served),
+        spare: x.oom.map(|o| o.spare),
+        cost: x.cost.clone(),
+        replay_args: x.replay_args.clone(),
+    }
 }

@@ -59,7 +59,7 @@ impl PacedAnswer {
             Request::Insights { device } => {
                 let (view, found) = insights_view_paced(snap, tl, self.host, *device, pace).await;
                 return Paced {
-                    response: Response::Insights(view),
+                    response: Response::Insights(Box::new(view)),
                     anomalies: Some((*device, Rc::new(found))),
                 };
             }

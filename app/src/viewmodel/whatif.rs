@@ -98,11 +98,7 @@ pub fn whatif_view(
         recorded,
         original: figures(&original.figures),
         changed: figures(&changed.figures),
-        start: match start {
-            Start::Reconstructed => "reconstructed",
-            Start::Clean => "clean",
-        }
-        .to_string(),
+        start: start.as_str().to_string(),
         requests: changed.requests,
         failed_requests: changed.failed_requests,
         plan,

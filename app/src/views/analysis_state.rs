@@ -58,7 +58,7 @@ impl Analysis {
             let Some(device) = device else { return };
             state.request_background(Request::Insights { device }, move |r| match r {
                 Response::Insights(v) if state.device.get_untracked() == Some(v.device) => {
-                    an.insights.set(Some(Arc::new(v)))
+                    an.insights.set(Some(Arc::new(*v)))
                 }
                 Response::Failed { message } => state.load_error.set(Some(message)),
                 _ => {}

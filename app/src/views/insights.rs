@@ -78,22 +78,47 @@ pub fn Insights() -> impl IntoView {
                     </div>
                 })}
                 <div class="number">
-                    <dt>"Fixes, most effective first"</dt>
+                    <dt>"Fixes, replayed through the model"</dt>
                     <dd>{if d.host {
                         view! { <span class="muted" data-testid="insight-host">"None here: pinned host memory is served by the CUDA host allocator, and these fixes are settings of the CUDA caching allocator."</span> }.into_any()
-                    } else if d.fixes.is_empty() {
-                        view! { <span class="muted">"Nothing to fix: the cache holds little beyond what is allocated."</span> }.into_any()
+                    } else if let Some(why) = d.fixes_not_replayed.clone() {
+                        view! { <span class="muted" data-testid="insight-fixes-none">{format!("None replayed: {why}.")}</span> }.into_any()
                     } else {
-                        view! { <ol class="fixes" data-testid="insight-fixes">
-                            {d.fixes.iter().map(|f| view! {
-                                <li>
-                                    <code>{f.setting.clone()}</code>
-                                    <div>{f.title.clone()}{f.saving.map(|s| view! { " — saves about " {size(s)} })}</div>
-                                    {f.evidence.iter().map(|e| view! { <div class="muted small">{e.clone()}</div> }).collect_view()}
-                                    {f.cost.clone().map(|c| view! { <div class="muted small">{format!("Cost: {c}")}</div> })}
-                                </li>
-                            }).collect_view()}
-                        </ol> }.into_any()
+                        let start = d.ranked_on.clone();
+                        let other = if start == "cold" { "reconstructed" } else { "cold" };
+                        let base = d.base_peak_reserved;
+                        view! {
+                            <div class="muted small" data-testid="insight-fixes-basis" title=d.why_start.clone()>
+                                {format!("{} replays, ranked by {} from the {start} start ({} under the file's settings).", d.replays, d.figure, format::bytes(base))}
+                            </div>
+                            {if d.fixes.is_empty() {
+                                view! { <span class="muted" data-testid="insight-no-fix">"No fix tried lowers it: every replay saved nothing or cost memory."</span> }.into_any()
+                            } else {
+                                view! { <ol class="fixes" data-testid="insight-fixes">
+                                    {d.fixes.iter().map(|f| view! {
+                                        <li data-setting=f.setting.clone() data-saves=f.saves.to_string()>
+                                            <code>{f.setting.clone()}</code>
+                                            <div>{f.title.clone()}" — "<b>{saving(f.saves)}</b>{format!(" (replayed: {} → {})", format::bytes(base), format::bytes(f.peak_reserved))}
+                                                {f.served.filter(|s| *s).map(|_| view! { {format!("; the failing request is served with {} to spare", format::bytes(f.spare.unwrap_or(0)))} })}</div>
+                                            {f.saves_other_start.map(|o| view! { <div class="muted small">{format!("From the {other} start: {}", saving(o))}</div> })}
+                                            {f.evidence.iter().map(|e| view! { <div class="muted small">{e.clone()}</div> }).collect_view()}
+                                            <div class="muted small">{format!("Cost: {}", f.cost)}</div>
+                                        </li>
+                                    }).collect_view()}
+                                </ol> }.into_any()
+                            }}
+                            {d.try_line.clone().map(|t| view! { <div>"Try: "<code data-testid="insight-try">{t}</code></div> })}
+                            {(!d.no_saving.is_empty()).then(|| view! {
+                                <details data-testid="insight-no-saving">
+                                    <summary class="muted small">{format!("{} tried and not a fix here", d.no_saving.len())}</summary>
+                                    <ul class="compact">{d.no_saving.iter().map(|f| view! {
+                                        <li class="muted small" data-setting=f.setting.clone() data-saves=f.saves.to_string()>
+                                            <code>{f.setting.clone()}</code>{format!(": {} ({} → {})", saving(f.saves), format::bytes(base), format::bytes(f.peak_reserved))}
+                                        </li>
+                                    }).collect_view()}</ul>
+                                </details>
+                            })}
+                        }.into_any()
                     }}</dd>
                 </div>
                 <div class="number">
@@ -107,5 +132,14 @@ pub fn Insights() -> impl IntoView {
                 </div>
             </section>
         })
+    }
+}
+
+/// A replayed difference in peak reserved: "saves 1.2 GiB", "costs 16.0 MiB", "saves nothing".
+fn saving(bytes: i64) -> String {
+    match bytes {
+        0 => "saves nothing".to_string(),
+        b if b > 0 => format!("saves {}", format::bytes(b as u64)),
+        b => format!("costs {}", format::bytes(b.unsigned_abs())),
     }
 }

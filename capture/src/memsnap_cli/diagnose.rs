@@ -1,17 +1,18 @@
 //! `memsnap diagnose FILE [--device N] [--json]`: what the page's diagnostics panel shows, from
 //! the same core call (`diagnosis::diagnose_with`, the page's `diagnose_unplanned` plus the
 //! planned lower bound): reserved − allocated, largest hole against total free, churn, pinning
-//! blocks with their stacks, the peak by frame, ranked fixes and the setting line to try.
+//! blocks with their stacks, the peak by frame, and the fixes replayed through the allocator
+//! model (`analysis::verdicts`), ranked by what each replay saved, with the line to try.
 //! The JSON form is documented in docs/cli-json.md.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 
 use memsnap_core::analysis::diagnosis::{diagnose_with, Diagnosis};
-use memsnap_core::analysis::fixes::conf_to_try;
 use memsnap_core::analysis::frames::{format, format_stack, is_hidden, label, visible_frames};
-use memsnap_core::analysis::replay::file_config;
+use memsnap_core::analysis::replay::{file_config, Start};
 use memsnap_core::analysis::timeline::Timeline;
+use memsnap_core::analysis::verdicts::Verdicts;
 use memsnap_core::snapshot::{Snapshot, StackId};
 
 use super::format::spoken;
@@ -38,10 +39,9 @@ pub struct Args {
     pub json: bool,
 }
 
-/// One device's diagnosis with the line to try.
+/// One device's diagnosis.
 pub struct Device {
     pub diagnosis: Diagnosis,
-    pub conf_to_try: Option<String>,
 }
 
 /// The file's settings as a `PYTORCH_CUDA_ALLOC_CONF` value, or why they cannot be read.
@@ -53,15 +53,9 @@ pub fn file_conf(snap: &Snapshot) -> Result<String, String> {
 
 /// The diagnosis of each device.
 pub fn diagnose_devices(snap: &Snapshot, devs: &[usize]) -> Vec<Device> {
-    let conf = file_conf(snap).unwrap_or_default();
     devs.iter()
-        .map(|&d| {
-            let diagnosis = diagnose_with(snap, d, &Timeline::build(snap, d));
-            let conf_to_try = conf_to_try(&conf, &diagnosis.fixes);
-            Device {
-                diagnosis,
-                conf_to_try,
-            }
+        .map(|&d| Device {
+            diagnosis: diagnose_with(snap, d, &Timeline::build(snap, d)),
         })
         .collect()
 }
@@ -104,11 +98,7 @@ fn json(file: &str, snap: &Snapshot, result: &[Device]) -> Result<String, CliErr
                 .entry(s.0)
                 .or_insert_with(|| format_stack(&snap.stacks, s, true));
         }
-        let mut v = serde_json::to_value(&dev.diagnosis).map_err(encode)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("conf_to_try".into(), dev.conf_to_try.clone().into());
-        }
-        out.push(v);
+        out.push(serde_json::to_value(&dev.diagnosis).map_err(encode)?);
     }
     let (conf, settings_error) = match file_conf(snap) {
         Ok(c) => (Some(c), None),
@@ -304,30 +294,7 @@ fn device_text(out: &mut String, file: &str, snap: &Snapshot, dev: &Device, st: 
         out.push('\n');
     }
 
-    // Fixes, ranked.
-    if d.fixes.is_empty() {
-        out.push_str(&st.good("fixes: none needed (no measured cause found)"));
-        out.push('\n');
-    } else {
-        out.push_str(&st.head("fixes, most saving first:"));
-        out.push('\n');
-    }
-    for (i, x) in d.fixes.iter().enumerate() {
-        out.push_str(&format!("  {}. {}\n", i + 1, x.title));
-        out.push_str(&format!("     {}\n", st.accent(&x.setting)));
-        for e in &x.evidence {
-            out.push_str(&format!("     - {e}\n"));
-        }
-        if let Some(s) = x.estimated_saving {
-            out.push_str(&format!("     saves about {}\n", spoken(s)));
-        }
-        if let Some(c) = &x.cost {
-            out.push_str(&format!("     {}\n", st.dim(&format!("cost: {c}"))));
-        }
-    }
-    if let Some(line) = &dev.conf_to_try {
-        out.push_str(&format!("try: {}\n", st.accent(line)));
-    }
+    fixes_text(out, &d.verdicts, st);
 
     // The planned lower bound.
     match &d.plan {
@@ -341,4 +308,98 @@ fn device_text(out: &mut String, file: &str, snap: &Snapshot, dev: &Device, st: 
         None => out.push_str("planned lower bound: needs a trace\n"),
     }
     out.push('\n');
+}
+
+/// A signed byte difference as people say it: "saves 1.2 GiB", "costs 16 MiB", "saves nothing".
+fn saving(bytes: i64) -> String {
+    match bytes {
+        0 => "saves nothing".to_string(),
+        b if b > 0 => format!("saves {}", spoken(b as u64)),
+        b => format!("costs {}", spoken(b.unsigned_abs())),
+    }
+}
+
+fn fixes_text(out: &mut String, v: &Verdicts, st: Style) {
+    if let Some(why) = &v.not_replayed {
+        out.push_str(&format!("fixes: none replayed ({why})\n"));
+        return;
+    }
+    let start = v.ranked_on.as_str();
+    let other = match v.ranked_on {
+        Start::Cold => "reconstructed",
+        _ => "cold",
+    };
+    let failing = v.capacity.map_or(String::new(), |c| {
+        format!(" on a device of {}", spoken(c))
+    });
+    if v.fixes.is_empty() {
+        out.push_str(&st.good(&format!(
+            "fixes: none needed: of {} replayed, none lowers {}{failing}",
+            v.fixes.len() + v.no_saving.len(),
+            v.figure
+        )));
+        out.push('\n');
+    } else {
+        out.push_str(&st.head(&format!(
+            "fixes, replayed ({} replays, {start} start{failing}), most saving first:",
+            v.replays
+        )));
+        out.push('\n');
+    }
+    out.push_str(&format!("  {}\n", st.dim(&format!("start: {}", v.why_start))));
+    for (i, x) in v.fixes.iter().enumerate() {
+        out.push_str(&format!("  {}. {}\n", i + 1, x.title));
+        out.push_str(&format!("     {}\n", st.accent(&x.setting)));
+        for e in &x.evidence {
+            out.push_str(&format!("     - {e}\n"));
+        }
+        let oom = match x.oom {
+            Some(o) if o.served => format!(
+                "; the failing request is served with {} to spare",
+                spoken(o.spare)
+            ),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "     {} of peak reserved (replayed, {start} start: {} -> {}){oom}\n",
+            saving(x.saves),
+            spoken(v.base.peak_reserved),
+            spoken(x.with.peak_reserved)
+        ));
+        if let (Some(s), Some(o)) = (x.saves_other_start, &x.other_start) {
+            out.push_str(&format!(
+                "     {} from the {other} start (-> {})\n",
+                saving(s),
+                spoken(o.peak_reserved)
+            ));
+        }
+        out.push_str(&format!("     {}\n", st.dim(&format!("cost: {}", x.cost))));
+    }
+    if let Some(c) = &v.combined {
+        out.push_str(&format!("  {}\n", st.dim(&format!("replayed: {c}"))));
+    }
+    if let Some(line) = &v.try_line {
+        out.push_str(&format!("try: {}\n", st.accent(line)));
+    }
+    if !v.no_saving.is_empty() {
+        out.push_str(&st.head("tried, and not a fix here:"));
+        out.push('\n');
+        for x in &v.no_saving {
+            let failed = if x.with.failed_requests > v.base.failed_requests {
+                format!(
+                    ", {} requests fail",
+                    x.with.failed_requests - v.base.failed_requests
+                )
+            } else {
+                String::new()
+            };
+            out.push_str(&format!(
+                "  - {}: {} of peak reserved ({} -> {}{failed})\n",
+                x.setting,
+                saving(x.saves),
+                spoken(v.base.peak_reserved),
+                spoken(x.with.peak_reserved)
+            ));
+        }
+    }
 }

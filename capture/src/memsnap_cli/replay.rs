@@ -1,13 +1,17 @@
 //! `memsnap replay FILE [--set KEY=VALUE ...] [-o OUT] [--json]`: replay the file's trace through
-//! the allocator model. Without `--set`: fidelity (every decision of the real allocator
-//! compared). With `--set`: a what-if under the changed settings, side by side with the file's.
-//! `-o` writes the model's final state and trace as a snapshot PyTorch's viewer opens.
+//! the allocator model. Without a change: fidelity (every decision of the real allocator
+//! compared). With `--set` (or a program change: `--memory-cap-bytes`, `--empty-cache-at`,
+//! `--pad`): a what-if under the change, side by side with the file's settings, measured by
+//! the same core call that weighs `memsnap diagnose`'s fixes (`verdicts::measure`), so a fix's
+//! "saves" is what this prints for its `replay_args`. `-o` writes the model's final state and
+//! trace as a snapshot PyTorch's viewer opens.
 
 use std::io::Write;
 
 use memsnap_core::analysis::replay::{
-    file_config, replay, traced_devices, what_if_snapshot, Figures, ReplayReport, Start, WhatIf,
+    file_config, replay, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
 };
+use memsnap_core::analysis::verdicts::{measure, Change, Device, Outcome, Plan};
 
 use super::{load, CliError};
 
@@ -26,8 +30,30 @@ pub struct Args {
     #[arg(long)]
     pub device: Option<i64>,
     /// Start what-if replays from no segments instead of the reconstructed start state.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cold")]
     pub clean: bool,
+    /// Start what-if replays cold: no segments, the blocks live at the trace's first entry
+    /// allocated first under the settings replayed.
+    #[arg(long)]
+    pub cold: bool,
+    /// What-if: replay up to the first OOM and its failing request, on a device of the memory
+    /// the process had then (reserved + the driver's free bytes), as `diagnose` weighs fixes
+    /// for a file that ran out of memory.
+    #[arg(long, conflicts_with = "capacity_gib")]
+    pub to_oom: bool,
+    /// What-if: cap what may be reserved at this many bytes, as
+    /// `torch.cuda.set_per_process_memory_fraction` does (garbage_collection_threshold acts
+    /// only under one). Applies to the changed side only.
+    #[arg(long, value_name = "BYTES")]
+    pub memory_cap_bytes: Option<u64>,
+    /// What-if: call `torch.cuda.empty_cache()` before the request at this trace entry
+    /// (repeatable). Changed side only.
+    #[arg(long, value_name = "ENTRY")]
+    pub empty_cache_at: Vec<usize>,
+    /// What-if: allocations whose block is FROM bytes ask for TO bytes instead (repeatable).
+    /// Changed side only.
+    #[arg(long, value_name = "FROM=TO", value_parser = Change::parse_pad)]
+    pub pad: Vec<(u64, u64)>,
     /// Device memory for what-if replays, in GiB (default: unlimited), so that OOMs show.
     #[arg(long, value_name = "GIB")]
     pub capacity_gib: Option<f64>,
@@ -68,12 +94,20 @@ fn report_json(r: &ReplayReport) -> serde_json::Value {
     })
 }
 
-fn whatif_json(w: &WhatIf) -> serde_json::Value {
+fn whatif_json(w: &Outcome) -> serde_json::Value {
     serde_json::json!({
         "settings": w.settings,
         "requests": w.requests,
         "failed_requests": w.failed_requests,
-        "figures": figures_json(&w.figures),
+        "figures": {
+            "peak_reserved": w.peak_reserved,
+            "peak_allocated": w.peak_allocated,
+            "final_reserved": w.final_reserved,
+        },
+        "segment_creations": w.segment_creations,
+        "bytes_mapped": w.bytes_mapped,
+        "bytes_unmapped": w.bytes_unmapped,
+        "peak_at": w.peak_at,
     })
 }
 
@@ -84,13 +118,21 @@ fn gib(b: u64) -> String {
 pub fn run(args: Args) -> Result<(), CliError> {
     let snapshot = load(&args.file)?;
     let base = file_config(&snapshot).map_err(|e| CliError::new(&args.file, e))?;
-    let mut changed = base.clone();
+    let mut change = Change {
+        memory_cap: args.memory_cap_bytes,
+        empty_cache_at: args.empty_cache_at.clone(),
+        pad: args.pad.clone(),
+        ..Change::default()
+    };
     for kv in &args.set {
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| CliError::new("--set", format!("expected KEY=VALUE, got `{kv}`")))?;
-        changed.set(k, v).map_err(|e| CliError::new("--set", e))?;
+        change.set.push((k.trim().to_string(), v.trim().to_string()));
     }
+    let changed = change
+        .config(&base)
+        .map_err(|e| CliError::new("--set", e))?;
     let devices = match args.device {
         Some(d) => vec![d],
         None => traced_devices(&snapshot),
@@ -113,6 +155,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let start = if args.clean {
         Start::Clean
+    } else if args.cold {
+        Start::Cold
     } else {
         Start::Reconstructed
     };
@@ -121,15 +165,29 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut written = None;
     for &dev in &devices {
         let report = replay(&snapshot, dev).map_err(|e| CliError::new(&args.file, e))?;
-        let what_if = if args.set.is_empty() {
+        let what_if = if change.is_empty() {
             None
         } else {
-            let (b, _) = what_if_snapshot(&snapshot, dev, base.clone(), start, capacity)
+            let p = if args.to_oom {
+                Plan::to_oom(&snapshot, dev, &base)
+            } else {
+                Plan::whole(&snapshot, dev)
+            };
+            let on = Device {
+                device: dev,
+                start,
+                capacity: if args.to_oom { p.capacity } else { capacity },
+            };
+            let b = measure(&snapshot, on, &base, &p.reqs, &Change::default())
                 .map_err(|e| CliError::new(&args.file, e))?;
-            let (c, snap) = what_if_snapshot(&snapshot, dev, changed.clone(), start, capacity)
+            let c = measure(&snapshot, on, &base, &p.reqs, &change)
                 .map_err(|e| CliError::new(&args.file, e))?;
-            written.get_or_insert(snap);
-            Some((b, c))
+            if args.output.is_some() && written.is_none() {
+                let (_, snap) = what_if_snapshot(&snapshot, dev, changed.clone(), start, on.capacity)
+                    .map_err(|e| CliError::new(&args.file, e))?;
+                written = Some(snap);
+            }
+            Some((b, c, on.capacity))
         };
         if written.is_none() && args.output.is_some() {
             let (_, snap) = what_if_snapshot(&snapshot, dev, base.clone(), start, capacity)
@@ -138,8 +196,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         if args.json {
             let mut j = report_json(&report);
-            if let Some((b, c)) = &what_if {
-                j["what_if"] = serde_json::json!({"file_settings": whatif_json(b), "changed_settings": whatif_json(c)});
+            if let Some((b, c, cap)) = &what_if {
+                j["what_if"] = serde_json::json!({
+                    "start": start.as_str(),
+                    "capacity": cap,
+                    "file_settings": whatif_json(b),
+                    "changed_settings": whatif_json(c),
+                    "saves": b.peak_reserved as i64 - c.peak_reserved as i64,
+                    "moved_allocations": c.moved_from(b),
+                });
             }
             json_devices.push(j);
             continue;
@@ -187,7 +252,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 report.first_inconsistency.clone().unwrap_or_default()
             ));
         }
-        if let Some((b, c)) = &what_if {
+        if let Some((b, c, _)) = &what_if {
             let name = |s: &str| {
                 if s.is_empty() {
                     "(defaults)".to_string()
@@ -201,33 +266,31 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 name(&c.settings)
             ));
             let rows = [
-                (
-                    "peak reserved",
-                    b.figures.peak_reserved,
-                    c.figures.peak_reserved,
-                ),
-                (
-                    "peak allocated",
-                    b.figures.peak_allocated,
-                    c.figures.peak_allocated,
-                ),
-                (
-                    "final reserved",
-                    b.figures.final_reserved,
-                    c.figures.final_reserved,
-                ),
-                ("peak cached", b.figures.peak_cached, c.figures.peak_cached),
+                ("peak reserved", b.peak_reserved, c.peak_reserved),
+                ("peak allocated", b.peak_allocated, c.peak_allocated),
+                ("final reserved", b.final_reserved, c.final_reserved),
+                ("bytes mapped", b.bytes_mapped, c.bytes_mapped),
+                ("bytes unmapped", b.bytes_unmapped, c.bytes_unmapped),
             ];
             for (label, x, y) in rows {
                 text.push_str(&format!("  {label:<16} {:>24} {:>24}\n", gib(x), gib(y)));
             }
             text.push_str(&format!(
                 "  {:<16} {:>24} {:>24}\n",
-                "segment allocs", b.figures.segment_allocs, c.figures.segment_allocs
+                "segments made", b.segment_creations, c.segment_creations
             ));
             text.push_str(&format!(
                 "  {:<16} {:>24} {:>24}\n",
                 "OOMs", b.failed_requests, c.failed_requests
+            ));
+        }
+        if let Some((b, c, _)) = &what_if {
+            let d = b.peak_reserved as i64 - c.peak_reserved as i64;
+            text.push_str(&format!(
+                "  {} start: the change saves {} of peak reserved; {} allocations in another segment\n",
+                start.as_str(),
+                if d >= 0 { gib(d as u64) } else { format!("-{}", gib(d.unsigned_abs())) },
+                c.moved_from(b)
             ));
         }
         out.write_all(text.as_bytes()).map_err(CliError::stdout)?;
@@ -243,3 +306,4 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     Ok(())
 }
+

@@ -25,6 +25,27 @@ pub struct SimBacking {
     held_streams: BTreeSet<StreamId>,
     pending: BTreeMap<EventId, StreamId>,
     clock_us: i64,
+    usage: Usage,
+    /// Start of each live cudaMalloc'd segment or virtual range -> (size, creation ordinal).
+    ranges: BTreeMap<u64, (u64, u32)>,
+    made: u32,
+}
+
+/// What the simulated device was asked for over a run: the costs a setting changes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Usage {
+    /// cudaMalloc calls and their bytes.
+    pub mallocs: u64,
+    pub malloc_bytes: u64,
+    /// cudaFree calls and their bytes.
+    pub frees: u64,
+    pub free_bytes: u64,
+    /// cuMemMap / cuMemUnmap calls and their bytes (expandable segments).
+    pub maps: u64,
+    pub mapped_bytes: u64,
+    pub unmaps: u64,
+    pub unmapped_bytes: u64,
 }
 
 impl SimBacking {
@@ -38,7 +59,27 @@ impl SimBacking {
             held_streams: BTreeSet::new(),
             pending: BTreeMap::new(),
             clock_us: 1_700_000_000_000_000,
+            usage: Usage::default(),
+            ranges: BTreeMap::new(),
+            made: 0,
         }
+    }
+
+    /// The device calls made so far.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// The creation ordinal of the segment (cudaMalloc'd range or expandable virtual range)
+    /// holding `addr`: the n-th made in this run. Seeded (claimed) memory has none.
+    pub fn segment_of(&self, addr: u64) -> Option<u32> {
+        let (&start, &(len, ordinal)) = self.ranges.range(..=addr).next_back()?;
+        (addr < start + len).then_some(ordinal)
+    }
+
+    fn add_range(&mut self, addr: u64, size: u64) {
+        self.ranges.insert(addr, (size, self.made));
+        self.made += 1;
     }
 
     pub fn capacity(&self) -> u64 {
@@ -86,18 +127,25 @@ impl Backing for SimBacking {
         let addr = self.first_fit(size);
         self.segments.insert(addr, size);
         self.used += size;
+        self.usage.mallocs += 1;
+        self.usage.malloc_bytes += size;
+        self.add_range(addr, size);
         Some(addr)
     }
 
     fn free(&mut self, addr: u64, size: u64) {
         if self.segments.remove(&addr).is_some() {
             self.used = self.used.saturating_sub(size);
+            self.usage.frees += 1;
+            self.usage.free_bytes += size;
+            self.ranges.remove(&addr);
         }
     }
 
     fn reserve_virtual(&mut self, size: u64, _stream: StreamId) -> Option<u64> {
         let addr = self.next_va;
         self.next_va = (addr + size).div_ceil(ALIGN) * ALIGN + ALIGN;
+        self.add_range(addr, size);
         Some(addr)
     }
 
@@ -106,14 +154,20 @@ impl Backing for SimBacking {
             return false;
         }
         self.used += size;
+        self.usage.maps += 1;
+        self.usage.mapped_bytes += size;
         true
     }
 
     fn unmap(&mut self, _addr: u64, size: u64) {
         self.used = self.used.saturating_sub(size);
+        self.usage.unmaps += 1;
+        self.usage.unmapped_bytes += size;
     }
 
-    fn release_virtual(&mut self, _addr: u64, _size: u64) {}
+    fn release_virtual(&mut self, addr: u64, _size: u64) {
+        self.ranges.remove(&addr);
+    }
 
     fn record_event(&mut self, stream: StreamId) -> EventId {
         let id = EventId(self.next_event);

@@ -2,13 +2,13 @@
 
 use super::anomalies::{anomalies_paced, Anomalies};
 use super::churn::{churn_paced, Churn};
-use super::fixes::{fixes, Fix, Inputs};
 use super::fragmentation::{fragmentation, DeviceFragmentation};
 use super::pace::{self, Pace, CHUNK};
 use super::peak::{peak_paced, Peak};
 use super::pinning::{pinning, PinningBlock};
 use super::plan::{plan, Plan, PlanSizes};
 use super::timeline::{Timeline, TimelineSummary};
+use super::verdicts::{verdicts_paced, Inputs, Verdicts};
 use crate::snapshot::Snapshot;
 
 #[derive(Debug, Clone)]
@@ -24,7 +24,8 @@ pub struct Diagnosis {
     pub anomalies: Anomalies,
     /// Planned lower bound; `None` without a trace (the dump alone has no lifetimes).
     pub plan: Option<PlanSummary>,
-    pub fixes: Vec<Fix>,
+    /// Every fix tried, replayed through the model; the ranked ones first.
+    pub verdicts: Verdicts,
 }
 
 /// The planner's numbers without the per-allocation offsets.
@@ -96,13 +97,18 @@ pub async fn diagnose_unplanned_paced(
         );
     }
     pace.check().await;
-    let fixes = fixes(&Inputs {
-        fragmentation: &fragmentation,
-        churn: has_trace.then_some(&churn),
-        pinning: &pinning,
-        settings,
-        large_request_sizes: &sizes,
-    });
+    let verdicts = verdicts_paced(
+        snap,
+        device,
+        &Inputs {
+            fragmentation: &fragmentation,
+            churn: has_trace.then_some(&churn),
+            pinning: &pinning,
+            request_sizes: &sizes,
+        },
+        pace,
+    )
+    .await;
     pace.check().await;
     let timeline = tl.summary();
     Diagnosis {
@@ -115,7 +121,7 @@ pub async fn diagnose_unplanned_paced(
         peak,
         anomalies,
         plan: None,
-        fixes,
+        verdicts,
     }
 }
 
@@ -145,7 +151,7 @@ mod tests {
         let d = diagnose(&snap, 0);
         let unplanned = diagnose_unplanned(&snap, 0, &Timeline::build(&snap, 0));
         assert!(unplanned.plan.is_none());
-        assert_eq!(unplanned.fixes, d.fixes);
+        assert_eq!(unplanned.verdicts, d.verdicts);
         assert!(d.has_trace);
         assert_eq!(d.timeline.peak_allocated, 50 * MB);
         assert_eq!(d.peak.allocated, 50 * MB);
@@ -157,6 +163,6 @@ mod tests {
         assert_eq!(p.peak_live_block, 50 * MB);
         assert_eq!(p.arena_size, 50 * MB);
         assert!(d.churn.alternating.is_some());
-        assert!(!d.fixes.is_empty());
+        assert!(d.verdicts.not_replayed.is_none(), "{:?}", d.verdicts);
     }
 }

@@ -1,12 +1,12 @@
 //! Why an allocation ran out of memory, from the file alone: the request and the device's free
 //! memory at the failure, the allocator's state then (rebuilt by [`super::state_at`]), the
 //! largest free block of each pool and stream and why it could not serve the request, what was
-//! live by stack frame, and verdicts from replaying the trace up to the failure under other
-//! settings (each setting is replayed, not guessed) with the planned arena beside them.
+//! live by stack frame, and verdicts from replaying the trace up to the failure under each fix
+//! the verdict engine tries ([`super::verdicts`], the same fixes `diagnose` ranks), with the
+//! planned arena beside them.
 //!
 //! The replays run on a simulated device of `reserved + device_free` bytes at the failure: the
-//! memory this process could have had then (other processes' use is outside the file), capped
-//! there as `set_per_process_memory_fraction` would (so `garbage_collection_threshold` acts).
+//! memory this process could have had then (other processes' use is outside the file).
 
 use std::collections::BTreeMap;
 
@@ -14,13 +14,15 @@ use crate::allocator::rounding::{get_allocation_size, is_small};
 use crate::allocator::{Config, MempoolId};
 use crate::snapshot::{Action, BlockState, Segment, SegmentType, Snapshot};
 
+use super::churn::churn;
+use super::fragmentation::fragmentation;
 use super::frames::{format, format_stack, top_user_frame};
 use super::intervals::{allocations, nonempty, Allocations};
+use super::pinning::pinning;
 use super::plan::{plan, PlanSizes};
-use super::replay::{
-    empty_cache_calls, file_config, pool_of, requests_of, run_requests, ReplayError, Start,
-};
+use super::replay::{file_config, pool_of, ReplayError};
 use super::state_at::StateHistory;
+use super::verdicts::{verdicts, Inputs, Outcome};
 
 /// Most frames listed under "live by frame"; the rest are summed into one row.
 const LIVE_ROWS: usize = 12;
@@ -130,8 +132,11 @@ pub struct OomExplanation {
     pub live_bytes: u64,
     /// The failing request's stack, innermost first (torch and C++ frames left out).
     pub frames: Vec<String>,
-    /// "as recorded" first: does the model reproduce the failure? Then one per change tried.
+    /// "as recorded" first: does the model reproduce the failure? Then one per fix the
+    /// verdict engine tried, those that help first.
     pub verdicts: Vec<Verdict>,
+    /// Why no fix was replayed (another allocator's trace), when none was.
+    pub verdicts_not_replayed: Option<String>,
     /// An offline plan of every allocation up to and including the failed one (plan.rs).
     pub planned_arena: u64,
     pub planned_peak_live: u64,
@@ -160,22 +165,6 @@ pub fn explain_ooms(snapshot: &Snapshot) -> Result<Vec<OomExplanation>, ReplayEr
         .into_iter()
         .filter_map(|d| explain_oom(snapshot, d).transpose())
         .collect()
-}
-
-/// The settings changes tried against an OOM, in the order they are reported.
-pub fn changes(base: &Config) -> Vec<(String, Config)> {
-    let mut out = Vec::new();
-    let mut add = |key: &str, value: &str| {
-        let mut c = base.clone();
-        if c.set(key, value).is_ok() && c != *base {
-            out.push((format!("{key}:{value}"), c));
-        }
-    };
-    add("expandable_segments", "True");
-    add("max_split_size_mb", "128");
-    add("max_split_size_mb", "512");
-    add("garbage_collection_threshold", "0.6");
-    out
 }
 
 /// The first OOM of `device` explained; `None` when its trace has none.
@@ -212,41 +201,46 @@ pub fn explain_oom(
         .map(|s| format_stack(&snapshot.stacks, s, true))
         .unwrap_or_default();
 
-    // One request list for every replay (finding empty_cache calls replays the file once).
-    let reqs = requests_of(trace, &empty_cache_calls(snapshot, device));
-    let before: Vec<_> = reqs.iter().filter(|t| t.entry < entry).copied().collect();
-    let mut verdicts = Vec::new();
-    let mut tried = vec![("as recorded".to_string(), config.clone())];
-    tried.extend(changes(&config));
-    for (change, cfg) in tried {
-        let settings = cfg.to_conf_string();
-        let mut run = run_requests(
-            snapshot,
-            device,
-            cfg,
-            Start::Reconstructed,
-            Some(capacity),
-            // The cap that lets garbage_collection_threshold act (as a memory fraction of 1.0
-            // of what the process had); it changes nothing else here.
-            Some(capacity),
-            &before,
-        )?;
-        let served = run
-            .alloc
-            .malloc_in_pool(requested, stream, e.frames(), pool)
-            .is_ok();
-        let stats = run.alloc.stats();
-        verdicts.push(Verdict {
-            change,
-            settings,
-            avoided: served && run.failed == 0,
-            failed_before: run.failed,
-            reserved: stats.reserved,
-            peak_reserved: stats.peak_reserved,
-        });
-    }
-
     let allocs = allocations(snapshot, device.max(0) as usize);
+    let dev = device.max(0) as usize;
+    let sizes: Vec<u64> = allocs
+        .list
+        .iter()
+        .filter(|a| a.alloc_index.is_some())
+        .map(|a| a.size)
+        .collect();
+    let frag = fragmentation(snapshot, dev);
+    let ch = churn(&allocs, snapshot.allocator_settings.as_ref());
+    let pins = pinning(snapshot, dev, Some(&allocs));
+    let v = verdicts(
+        snapshot,
+        dev,
+        &Inputs {
+            fragmentation: &frag,
+            churn: Some(&ch),
+            pinning: &pins,
+            request_sizes: &sizes,
+        },
+    );
+    let row = |change: String, o: &Outcome| Verdict {
+        change,
+        settings: o.settings.clone(),
+        avoided: o.failed_requests == 0,
+        failed_before: o.failed_requests - o.failed_last as u64,
+        reserved: o.final_reserved,
+        peak_reserved: o.peak_reserved,
+    };
+    let mut verdicts = Vec::new();
+    if v.not_replayed.is_none() {
+        verdicts.push(row("as recorded".to_string(), &v.base));
+    }
+    verdicts.extend(
+        v.fixes
+            .iter()
+            .chain(&v.no_saving)
+            .map(|f| row(f.setting.clone(), &f.with)),
+    );
+
     let p = plan(&until_failure(&allocs, entry, requested), PlanSizes::Block);
     Ok(Some(OomExplanation {
         device,
@@ -267,6 +261,7 @@ pub fn explain_oom(
         live_bytes,
         frames,
         verdicts,
+        verdicts_not_replayed: v.not_replayed.clone(),
         planned_arena: p.arena_size,
         planned_peak_live: p.peak_live_planned,
     }))
@@ -519,19 +514,31 @@ mod tests {
             .iter()
             .map(|v| (v.change.as_str(), v.avoided))
             .collect();
-        // The model reproduces the failure; growing the stream-0 segment in place needs 40 MiB
-        // (two 20 MiB pages after the 36 MiB hole), which the device had; max_split_size has
-        // no oversize block to protect, and nothing is cached for garbage collection.
+        // The model reproduces the failure. Growing the stream-0 segment in place needs 40 MiB
+        // (two 20 MiB pages after the 36 MiB hole), which the device had; the split limit at
+        // the trace's 90th percentile and both roundings serve it too, each replayed. The
+        // fixes that serve it come first, by the peak reserved they reach; then those that
+        // do not (nothing is cached for garbage collection or empty_cache to free).
         assert_eq!(
             v,
             vec![
                 ("as recorded", false),
-                ("expandable_segments:True", true),
-                ("max_split_size_mb:128", false),
-                ("max_split_size_mb:512", false),
-                ("garbage_collection_threshold:0.6", false),
+                ("PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:100", true),
+                ("PYTORCH_CUDA_ALLOC_CONF=roundup_power2_divisions:8", true),
+                ("PYTORCH_CUDA_ALLOC_CONF=roundup_power2_divisions:4", true),
+                ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", true),
+                ("PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", false),
+                ("PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512", false),
+                ("torch.cuda.empty_cache() before entry 9", false),
+                (
+                    "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8 + \
+                     torch.cuda.set_per_process_memory_fraction(1.000)",
+                    false
+                ),
             ]
         );
+        let served: Vec<u64> = o.verdicts[1..5].iter().map(|v| v.peak_reserved).collect();
+        assert!(served.windows(2).all(|w| w[0] <= w[1]), "{served:?}");
         // Every allocation up to the failure, planned: 4 + 5 live and the 70 MiB request, but
         // the 100 MiB and 80 MiB ones lived earlier at the same time as nothing else.
         assert_eq!(o.planned_peak_live, 100 * MB);

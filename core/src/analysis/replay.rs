@@ -27,6 +27,7 @@ pub use requests::{empty_cache_by_runs, requests_of, Request, Traced};
 use requests::completes_at;
 pub use requests::pool_of;
 
+use super::pace::{self, Pace, CHUNK};
 use super::state_at::start_state;
 
 use crate::allocator::seed::PENDING_STREAM;
@@ -468,11 +469,27 @@ fn compare_segments(got: &[Segment], want: &[&Segment]) -> Option<String> {
 
 /// Where a what-if replay starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Start {
     /// No segments: only the trace's own requests (blocks alive before it are ignored).
     Clean,
-    /// The reconstructed state at the first entry, as the fidelity replay uses.
+    /// The reconstructed state at the first entry, as the fidelity replay uses: the segments
+    /// made before recording stay as the run made them, whatever the settings replayed.
     Reconstructed,
+    /// No segments, and the blocks live at the first entry allocated first (in address order,
+    /// under the settings replayed): as if the settings had been in force from the start.
+    Cold,
+}
+
+impl Start {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Start::Clean => "clean",
+            Start::Reconstructed => "reconstructed",
+            Start::Cold => "cold",
+        }
+    }
 }
 
 /// What-if result: the model's figures under `config`, and the same requests' real figures.
@@ -522,6 +539,13 @@ pub(crate) struct RequestRun {
     pub alloc: Allocator<SimBacking>,
     pub requests: u64,
     pub failed: u64,
+    /// Trace index of the request after which reserved memory last reached its peak.
+    pub peak_at: Option<usize>,
+    /// For each alloc request in order, the creation ordinal of the segment it landed in
+    /// ([`SimBacking::segment_of`]; `u32::MAX` when it failed or landed in seeded memory).
+    pub landed: Vec<u32>,
+    /// The last request was an alloc that failed.
+    pub failed_last: bool,
 }
 
 /// Runs `reqs` (of `device`'s trace) through a model under `config` on a simulated device of
@@ -537,6 +561,30 @@ pub(crate) fn run_requests(
     allowed: Option<u64>,
     reqs: &[Traced],
 ) -> Result<RequestRun, ReplayError> {
+    pace::finish(run_requests_paced(
+        snapshot,
+        device,
+        config,
+        start,
+        capacity,
+        allowed,
+        reqs,
+        &mut Pace::never(),
+    ))
+}
+
+/// [`run_requests`], giving way through `pace` between chunks of requests.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn run_requests_paced(
+    snapshot: &Snapshot,
+    device: i64,
+    config: Config,
+    start: Start,
+    capacity: Option<u64>,
+    allowed: Option<u64>,
+    reqs: &[Traced],
+    pace: &mut Pace<'_>,
+) -> Result<RequestRun, ReplayError> {
     let entries = snapshot.trace(device.max(0) as usize);
     let mut sim = SimBacking::new(capacity.unwrap_or(1u64 << 50));
     sim.hold_stream(PENDING_STREAM);
@@ -546,6 +594,37 @@ pub(crate) fn run_requests(
     }
     a.set_stacks(snapshot.stacks.clone());
     let mut live_seeded = std::collections::HashSet::new();
+    let mut d = Driver::default();
+    let (mut n_requests, mut failed) = (0u64, 0u64);
+    if start == Start::Cold {
+        let cfg = file_config(snapshot)?;
+        let (st, _) = start_state(snapshot, device, &cfg);
+        for s in &st {
+            let mut at = s.address;
+            for b in &s.blocks {
+                let addr = b.address.unwrap_or(at);
+                at = addr + b.size;
+                if !b.state.is_active() {
+                    continue;
+                }
+                let size = b.requested_size.unwrap_or(b.size);
+                let pool = s.segment_pool_id.unwrap_or((0, 0));
+                n_requests += 1;
+                match a.malloc_in_pool(size, s.stream.unwrap_or(0), b.frames, pool) {
+                    Ok(p) => {
+                        d.addr_map.insert(addr, p);
+                        if b.state == BlockState::ActivePendingFree {
+                            // Freed before the trace, waiting on another stream's event.
+                            let _ = d.free_requested(&mut a, addr, true);
+                        } else {
+                            live_seeded.insert(addr);
+                        }
+                    }
+                    Err(_) => failed += 1,
+                }
+            }
+        }
+    }
     if start == Start::Reconstructed {
         let cfg = file_config(snapshot)?;
         let (st, _) = start_state(snapshot, device, &cfg);
@@ -560,46 +639,62 @@ pub(crate) fn run_requests(
         a.seed_segments_with_hints(&st, &va_hints(&st, entries))
             .map_err(|e| ReplayError(format!("start state: {e}")))?;
     }
-    let mut d = Driver::default();
-    let (mut n_requests, mut failed) = (0u64, 0u64);
     let mut failed_addrs = std::collections::HashSet::new();
-    for t in reqs {
-        match t.request {
-            Request::Alloc {
-                addr,
-                size,
-                stream,
-                frames,
-                pool,
-            } => {
-                n_requests += 1;
-                match a.malloc_in_pool(size, stream, frames, pool) {
-                    Ok(p) => {
-                        d.addr_map.insert(addr, p);
+    let mut landed = Vec::new();
+    let mut peak = a.stats().peak_reserved;
+    let mut peak_at = None;
+    let mut failed_last = false;
+    for chunk in reqs.chunks(CHUNK) {
+        pace.check().await;
+        for t in chunk {
+            match t.request {
+                Request::Alloc {
+                    addr,
+                    size,
+                    stream,
+                    frames,
+                    pool,
+                } => {
+                    n_requests += 1;
+                    let got = a.malloc_in_pool(size, stream, frames, pool);
+                    failed_last = got.is_err();
+                    match got {
+                        Ok(p) => {
+                            d.addr_map.insert(addr, p);
+                            landed.push(a.backing().segment_of(p).unwrap_or(u32::MAX));
+                        }
+                        Err(_) => {
+                            failed += 1;
+                            failed_addrs.insert(addr);
+                            landed.push(u32::MAX);
+                        }
                     }
-                    Err(_) => {
-                        failed += 1;
-                        failed_addrs.insert(addr);
+                    if a.stats().peak_reserved > peak {
+                        peak = a.stats().peak_reserved;
+                        peak_at = Some(t.entry);
                     }
                 }
-            }
-            Request::Free { addr, deferred } => {
-                if failed_addrs.remove(&addr) {
-                    continue;
+                Request::Free { addr, deferred } => {
+                    if failed_addrs.remove(&addr) {
+                        continue;
+                    }
+                    let known = d.addr_map.contains_key(&addr) || live_seeded.remove(&addr);
+                    if known {
+                        let _ = d.free_requested(&mut a, addr, deferred);
+                    }
                 }
-                let known = d.addr_map.contains_key(&addr) || live_seeded.remove(&addr);
-                if known {
-                    let _ = d.free_requested(&mut a, addr, deferred);
-                }
+                Request::Complete { addr } => d.free_completed(&mut a, addr),
+                Request::EmptyCache => a.empty_cache(),
             }
-            Request::Complete { addr } => d.free_completed(&mut a, addr),
-            Request::EmptyCache => a.empty_cache(),
         }
     }
     Ok(RequestRun {
         alloc: a,
         requests: n_requests,
         failed,
+        peak_at,
+        landed,
+        failed_last,
     })
 }
 

@@ -66,6 +66,19 @@ pub async fn find_all_css(c: &Client, css: &str) -> Vec<Element> {
     .await
 }
 
+/// The named attributes of every element `css` matches, in document order, once one exists.
+pub async fn rows(c: &Client, css: &str, names: &[&str]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for e in find_all_css(c, css).await {
+        let mut row = Vec::new();
+        for n in names {
+            row.push(e.attr(n).await.unwrap().unwrap_or_default());
+        }
+        out.push(row);
+    }
+    out
+}
+
 /// Clicks the element with this test id once the page has it.
 pub async fn click(c: &Client, id: &str) {
     find(c, id)
