@@ -34,7 +34,9 @@ pub fn answer_analysis(
         Request::Anomalies { device, range } => {
             Response::Anomalies(anomalies_view(snap, cache, *device, *range))
         }
-        Request::Insights { device } => Response::Insights(Box::new(insights_view(snap, cache, *device))),
+        Request::Insights { device } => {
+            Response::Insights(Box::new(insights_view(snap, cache, *device)))
+        }
         Request::Stack { stack } => stack_view(snap, *stack).map_or_else(failed, Response::Stack),
         _ => return None,
     })
