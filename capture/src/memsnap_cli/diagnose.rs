@@ -294,7 +294,7 @@ fn device_text(out: &mut String, file: &str, snap: &Snapshot, dev: &Device, st: 
         out.push('\n');
     }
 
-    fixes_text(out, &d.verdicts, st);
+    fixes_text(out, file, d.device, &d.verdicts, st);
 
     // The planned lower bound.
     match &d.plan {
@@ -310,6 +310,16 @@ fn device_text(out: &mut String, file: &str, snap: &Snapshot, dev: &Device, st: 
     out.push('\n');
 }
 
+/// `w` quoted for a POSIX shell when it holds anything but plain characters.
+fn shell_word(w: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 /// A signed byte difference as people say it: "saves 1.2 GiB", "costs 16 MiB", "saves nothing".
 fn saving(bytes: i64) -> String {
     match bytes {
@@ -319,7 +329,7 @@ fn saving(bytes: i64) -> String {
     }
 }
 
-fn fixes_text(out: &mut String, v: &Verdicts, st: Style) {
+fn fixes_text(out: &mut String, file: &str, device: usize, v: &Verdicts, st: Style) {
     if let Some(why) = &v.not_replayed {
         out.push_str(&format!("fixes: none replayed ({why})\n"));
         return;
@@ -374,6 +384,14 @@ fn fixes_text(out: &mut String, v: &Verdicts, st: Style) {
             ));
         }
         out.push_str(&format!("     {}\n", st.dim(&format!("cost: {}", x.cost))));
+        let mut cmd = vec!["memsnap replay".to_string(), shell_word(file)];
+        cmd.push(format!("--device {device}"));
+        cmd.extend(v.start_args(v.ranked_on).iter().map(|a| a.to_string()));
+        cmd.extend(x.replay_args.iter().map(|a| shell_word(a)));
+        out.push_str(&format!(
+            "     {}\n",
+            st.dim(&format!("replay it: {}", cmd.join(" ")))
+        ));
     }
     if let Some(c) = &v.combined {
         out.push_str(&format!("  {}\n", st.dim(&format!("replayed: {c}"))));

@@ -28,7 +28,7 @@ use requests::completes_at;
 pub use requests::pool_of;
 
 use super::pace::{self, Pace, CHUNK};
-use super::state_at::start_state;
+use super::state_at::{start_state, start_state_paced};
 
 use crate::allocator::seed::PENDING_STREAM;
 
@@ -569,6 +569,7 @@ pub(crate) fn run_requests(
         capacity,
         allowed,
         reqs,
+        None,
         &mut Pace::never(),
     ))
 }
@@ -583,6 +584,7 @@ pub(crate) async fn run_requests_paced(
     capacity: Option<u64>,
     allowed: Option<u64>,
     reqs: &[Traced],
+    seed: Option<&[Segment]>,
     pace: &mut Pace<'_>,
 ) -> Result<RequestRun, ReplayError> {
     let entries = snapshot.trace(device.max(0) as usize);
@@ -596,10 +598,20 @@ pub(crate) async fn run_requests_paced(
     let mut live_seeded = std::collections::HashSet::new();
     let mut d = Driver::default();
     let (mut n_requests, mut failed) = (0u64, 0u64);
+    // The state before the first entry (under the file's settings, whatever `config` is),
+    // unless the caller walked back to it already.
+    let walked;
+    let seed = match (start, seed) {
+        (Start::Clean, _) => &[][..],
+        (_, Some(s)) => s,
+        (_, None) => {
+            let cfg = file_config(snapshot)?;
+            walked = start_state_paced(snapshot, device, &cfg, pace).await.0;
+            &walked[..]
+        }
+    };
     if start == Start::Cold {
-        let cfg = file_config(snapshot)?;
-        let (st, _) = start_state(snapshot, device, &cfg);
-        for s in &st {
+        for s in seed {
             let mut at = s.address;
             for b in &s.blocks {
                 let addr = b.address.unwrap_or(at);
@@ -626,8 +638,7 @@ pub(crate) async fn run_requests_paced(
         }
     }
     if start == Start::Reconstructed {
-        let cfg = file_config(snapshot)?;
-        let (st, _) = start_state(snapshot, device, &cfg);
+        let st = seed;
         for s in st.iter().filter(|s| s.is_expandable != Some(true)) {
             a.backing_mut().claim(s.address, s.total_size);
         }
@@ -636,7 +647,7 @@ pub(crate) async fn run_requests_paced(
                 live_seeded.insert(b.address.unwrap_or(0));
             }
         }
-        a.seed_segments_with_hints(&st, &va_hints(&st, entries))
+        a.seed_segments_with_hints(st, &va_hints(st, entries))
             .map_err(|e| ReplayError(format!("start state: {e}")))?;
     }
     let mut failed_addrs = std::collections::HashSet::new();

@@ -22,6 +22,7 @@ use crate::snapshot::{
 };
 
 use super::addr_map::AddrMap;
+use super::pace::{self, Pace};
 
 /// Fewest entries between checkpoints.
 pub const CHECKPOINT_EVERY: usize = 1024;
@@ -152,10 +153,27 @@ pub fn start_state(
     device: i64,
     config: &Config,
 ) -> (Vec<Segment>, Vec<Inconsistency>) {
+    pace::finish(start_state_paced(
+        snapshot,
+        device,
+        config,
+        &mut Pace::never(),
+    ))
+}
+
+/// [`start_state`], giving way through `pace` during the backward walk (a million-entry trace
+/// walks for tens of milliseconds).
+pub async fn start_state_paced(
+    snapshot: &Snapshot,
+    device: i64,
+    config: &Config,
+    pace: &mut Pace<'_>,
+) -> (Vec<Segment>, Vec<Inconsistency>) {
     let entries = snapshot.trace(device.max(0) as usize);
     let mut state = dump_state(snapshot, device);
     let mut inconsistencies = Vec::new();
     for (i, e) in entries.iter().enumerate().rev() {
+        pace.tick().await;
         undo(&mut state, e, i, config, &mut inconsistencies);
     }
     (to_segments(&state, device), inconsistencies)

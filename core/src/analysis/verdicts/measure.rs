@@ -5,7 +5,7 @@
 use crate::allocator::Config;
 use crate::analysis::pace::{self, Pace};
 use crate::analysis::replay::{run_requests_paced, ReplayError, Start, Traced};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Segment, Snapshot};
 
 use super::change::Change;
 
@@ -82,6 +82,21 @@ pub async fn measure_paced(
     change: &Change,
     pace: &mut Pace<'_>,
 ) -> Result<Outcome, ReplayError> {
+    measure_seeded(snapshot, on, base, reqs, change, None, pace).await
+}
+
+/// [`measure_paced`] from `seed`, the device's state before the first entry (as
+/// [`start_state`](crate::analysis::state_at::start_state) gives it), so that many replays of
+/// one trace walk back to it once.
+pub async fn measure_seeded(
+    snapshot: &Snapshot,
+    on: Device,
+    base: &Config,
+    reqs: &[Traced],
+    change: &Change,
+    seed: Option<&[Segment]>,
+    pace: &mut Pace<'_>,
+) -> Result<Outcome, ReplayError> {
     let config = change
         .config(base)
         .map_err(|e| ReplayError(e.to_string()))?;
@@ -101,6 +116,7 @@ pub async fn measure_paced(
         on.capacity,
         change.memory_cap,
         reqs,
+        seed,
         pace,
     )
     .await?;

@@ -33,12 +33,12 @@ use crate::analysis::pinning::PinningBlock;
 use crate::analysis::replay::{
     check_cuda_policy, empty_cache_calls, file_config, pool_of, requests_of, Request, Start, Traced,
 };
-use crate::analysis::state_at::{start_state, StateHistory};
-use crate::snapshot::{Action, Snapshot};
+use crate::analysis::state_at::{start_state_paced, StateHistory};
+use crate::snapshot::{Action, Segment, Snapshot};
 
 use candidates::{candidates, mib, Candidate, Causes};
 pub use change::Change;
-pub use measure::{measure, measure_paced, Device, Outcome};
+pub use measure::{measure, measure_paced, measure_seeded, Device, Outcome};
 
 /// The threshold tried for `garbage_collection_threshold` (PyTorch's documented example).
 pub const GC_THRESHOLD: &str = "0.8";
@@ -118,6 +118,21 @@ pub struct Verdicts {
 }
 
 impl Verdicts {
+    /// The `memsnap replay` flags that replay from `start` as these verdicts did (before a
+    /// fix's `replay_args`).
+    pub fn start_args(&self, start: Start) -> Vec<&'static str> {
+        let mut a = Vec::new();
+        match start {
+            Start::Cold => a.push("--cold"),
+            Start::Clean => a.push("--clean"),
+            Start::Reconstructed => {}
+        }
+        if self.capacity.is_some() {
+            a.push("--to-oom");
+        }
+        a
+    }
+
     fn none(why: String) -> Verdicts {
         Verdicts {
             not_replayed: Some(why),
@@ -216,6 +231,8 @@ struct Runner<'a> {
     base: &'a Config,
     plan: &'a Plan,
     device: i64,
+    /// The state before the first entry, walked back to once for every replay.
+    seed: &'a [Segment],
     replays: u32,
 }
 
@@ -232,9 +249,17 @@ impl Runner<'_> {
             start,
             capacity: self.plan.capacity,
         };
-        measure_paced(self.snap, on, self.base, &self.plan.reqs, change, pace)
-            .await
-            .map_err(|e| e.to_string())
+        measure_seeded(
+            self.snap,
+            on,
+            self.base,
+            &self.plan.reqs,
+            change,
+            Some(self.seed),
+            pace,
+        )
+        .await
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -415,7 +440,8 @@ pub async fn verdicts_paced(
     pace.check().await;
     let plan = Plan::to_oom(snap, dev, &base);
     pace.check().await;
-    let complete = start_state(snap, dev, &base).0.is_empty();
+    let seed = start_state_paced(snap, dev, &base, pace).await.0;
+    let complete = seed.is_empty();
     let (ranked_on, why_start) = if complete {
         (
             Start::Cold,
@@ -449,6 +475,7 @@ pub async fn verdicts_paced(
         base: &base,
         plan: &plan,
         device: dev,
+        seed: &seed,
         replays: 0,
     };
     let base_run = match r.run(ranked_on, &Change::default(), pace).await {
