@@ -69,7 +69,7 @@ async fn url_parameter_and_example_open() {
     let expandable = oom
         .verdicts
         .iter()
-        .find(|v| v.change == "expandable_segments:True")
+        .find(|v| v.change == "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
         .expect("an expandable_segments replay");
     assert!(
         expandable.avoided,
@@ -78,7 +78,7 @@ async fn url_parameter_and_example_open() {
     let shown = page::find_css(
         c,
         &format!(
-            "{}[data-change=\"expandable_segments:True\"]",
+            "{}[data-change=\"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\"]",
             testid("oom-verdict")
         ),
     )
