@@ -2,7 +2,7 @@
 //! stacks + typed trace), and of the viewer's whole load pipeline (read + the per-device
 //! timeline index), per real fixture and on the large generated files.
 //!
-//! `cargo bench -p memsnap-core --bench read`; scripts/bench.sh runs it and tabulates.
+//! `cargo bench -p memsnap-core --bench read`; scripts/bench/bench.sh runs it and tabulates.
 
 mod support;
 

@@ -1,5 +1,5 @@
 //! Replay rate on the generated 1M-entry trace (the replay bench's workload), native; the same
-//! code as `replay_wasm` runs in wasm, so `scripts/bench_replay_wasm.sh` compares the two.
+//! code as `replay_wasm` runs in wasm, so `scripts/bench/bench_replay_wasm.sh` compares the two.
 //!
 //!   cargo run --release -p memsnap-core --example replay_rate [-- RUNS [ENTRIES | FILE]]
 //!

@@ -1,5 +1,5 @@
 //! The replay bench's generated trace, replayed in wasm: built for wasm32-unknown-unknown (no
-//! wasm-bindgen, no imports), loaded and timed by scripts/bench_replay_wasm.mjs under node, to
+//! wasm-bindgen, no imports), loaded and timed by scripts/bench/bench_replay_wasm.mjs under node, to
 //! compare with the same code native (examples/replay_rate.rs).
 
 use std::cell::RefCell;

@@ -1,4 +1,4 @@
-//! The malformed-input table (tests/malformed/cases.tsv, made by scripts/gen-malformed.py):
+//! The malformed-input table (tests/malformed/cases.tsv, made by scripts/gen/gen-malformed.py):
 //! each hostile or inconsistent file reads to the stated error, or reads with the stated
 //! warnings. Also: every cut of a valid file is a "truncated" error, and memo bombs stay shared.
 

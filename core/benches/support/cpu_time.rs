@@ -1,6 +1,6 @@
 //! A criterion measurement of the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`)
 //! rather than wall time: the machines these run on are shared with builds and tests, and
-//! time spent waiting for a core is not the reader's. scripts/bench_pickle.py measures
+//! time spent waiting for a core is not the reader's. scripts/bench/bench_pickle.py measures
 //! CPython the same way (`time.thread_time`).
 
 use std::time::Duration;

@@ -33,7 +33,7 @@ pub fn real_fixtures() -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// Large generated files (scripts/gen-large.sh) in `<workspace>/target/bench-data`, if made;
+/// Large generated files (scripts/gen/gen-large.sh) in `<workspace>/target/bench-data`, if made;
 /// with `BENCH_QUICK` set, only the 100 MB one.
 pub fn large_files() -> Vec<(String, Vec<u8>)> {
     let dir = workspace().join("target/bench-data");
@@ -45,7 +45,7 @@ pub fn large_files() -> Vec<(String, Vec<u8>)> {
     });
     if files.is_empty() {
         eprintln!(
-            "WARNING: no large files in {} (run scripts/gen-large.sh), skipping them",
+            "WARNING: no large files in {} (run scripts/gen/gen-large.sh), skipping them",
             dir.display()
         );
     }

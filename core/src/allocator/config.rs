@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::snapshot::{AllocatorSettings, Value};
 
-use super::rounding::LARGE_BUFFER;
+use super::sizes::LARGE_BUFFER;
 
 /// Number of power-of-two intervals `roundup_power2_divisions` has: [1 MiB, 2 MiB), ... [32 GiB, inf).
 pub const ROUNDUP_INTERVALS: usize = 16;

@@ -10,25 +10,7 @@ use super::block::{Block, BlockId};
 use super::model::Allocator;
 use super::rounding::{LARGE_BUFFER, SMALL_BUFFER};
 
-/// A reserved virtual range and which of its pages are mapped.
-#[derive(Debug, Clone)]
-pub struct ExpandableSegment {
-    pub base: u64,
-    pub size: u64,
-    pub page: u64,
-    pub stream: StreamId,
-    pub mapped: Vec<bool>,
-}
-
-impl ExpandableSegment {
-    fn pages(&self, from: u64, to: u64) -> std::ops::Range<usize> {
-        (from / self.page) as usize..(to / self.page) as usize
-    }
-
-    pub fn mapped_bytes(&self) -> u64 {
-        self.mapped.iter().filter(|m| **m).count() as u64 * self.page
-    }
-}
+pub use super::expandable_segment::ExpandableSegment;
 
 impl<B: Backing> Allocator<B> {
     /// `find_expandable_block`: the lowest-address unmapped range on this stream (starting at

@@ -13,21 +13,25 @@
 pub mod backing;
 pub mod best_fit;
 pub mod block;
+pub mod block_pool;
 pub mod check;
 pub mod config;
 pub mod emit;
 pub mod events;
 pub mod expandable;
+pub mod expandable_segment;
 pub mod free_blocks;
 pub mod gc;
 pub mod merge;
 pub mod model;
 pub mod oom;
+pub mod oom_error;
 pub mod pool;
 pub mod release;
 pub mod rounding;
 pub mod seed;
 pub mod sim_backing;
+pub mod sizes;
 pub mod split;
 pub mod trace;
 

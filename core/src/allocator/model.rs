@@ -10,10 +10,10 @@ use crate::snapshot::{Action, StackId, Stacks};
 
 use super::backing::{Backing, EventId, StreamId};
 use super::block::{Arena, Block, BlockId};
+use super::block_pool::{BlockPool, Capture, MempoolId, PrivatePool};
 use super::config::Config;
-use super::expandable::ExpandableSegment;
-use super::oom::Oom;
-use super::pool::{BlockPool, Capture, MempoolId, PrivatePool};
+use super::expandable_segment::ExpandableSegment;
+use super::oom_error::Oom;
 use super::rounding::{get_allocation_size, round_size};
 use super::trace::TraceRecorder;
 

@@ -1,7 +1,7 @@
 //! The verdict engine: every fix memsnap recommends is replayed through the allocator model,
 //! and ranked by what the replay changes, never by a figure of the dump.
 //!
-//! For each candidate ([`candidates`], plus an `empty_cache()` before the request that made
+//! For each candidate ([`candidates()`], plus an `empty_cache()` before the request that made
 //! the reserved peak and `garbage_collection_threshold` under the smallest memory cap that
 //! still serves every request) the device's requests are replayed under the file's settings
 //! and under the fix, and the fix "saves" the difference in the figure that matters:

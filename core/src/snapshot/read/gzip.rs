@@ -3,7 +3,7 @@
 
 use std::io::Read;
 
-use super::ReadError;
+use super::error::ReadError;
 
 /// Largest inflated size accepted (4 GiB).
 pub(super) const MAX_INFLATED: u64 = 4 << 30;

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use super::arena::{long_from_le, Arena, Node, NodeId, Span};
-use super::ReadError;
+use super::error::ReadError;
 
 /// Deepest nesting accepted (a snapshot nests five levels; this bounds the parser's recursion).
 const MAX_DEPTH: usize = 256;

@@ -6,20 +6,21 @@
 //! below CPython's `pickle.loads` (91–108 MB/s) on the same files. Snapshots are memo-heavy
 //! (one large file has 738k memo gets), so the reader keeps sharing as sharing:
 //!
-//! 1. [`pickle`] runs the opcodes into an arena of nodes; a memo get pushes a node id, never a
+//! 1. `pickle` runs the opcodes into an arena of nodes; a memo get pushes a node id, never a
 //!    copy, so memo "bombs" stay linear. Nothing is ever imported or called: every opcode that
 //!    would (GLOBAL, REDUCE, BUILD, ...) is refused with its name and byte offset. The dicts of
 //!    `device_traces` (most of a large file) skip the arena: the machine writes them straight
 //!    into typed trace entries (`pickle/entries.rs`), and lists of equal items share theirs.
-//! 2. [`schema`] turns nodes into the typed model, interning each distinct frame dict and frame
-//!    list node once into [`Stacks`](super::model::Stacks), and leftovers into [`Value`]s that
-//!    share by `Arc` as the nodes did ([`values`]).
+//! 2. `schema` turns nodes into the typed model, interning each distinct frame dict and frame
+//!    list node once into [`Stacks`](super::model::Stacks), and leftovers into [`Value`](super::Value)s that
+//!    share by `Arc` as the nodes did (`values`).
 //!
-//! Gzip input (magic `1f 8b`) is inflated first ([`gzip`]), up to a bound. JSON text (the same
-//! dict, as PyTorch's viewer also opens) is parsed into the same node arena ([`json`]), so the
+//! Gzip input (magic `1f 8b`) is inflated first (`gzip`), up to a bound. JSON text (the same
+//! dict, as PyTorch's viewer also opens) is parsed into the same node arena (`json`), so the
 //! schema, limits and messages are the pickle's.
 
 mod arena;
+mod error;
 mod gzip;
 mod json;
 mod pickle;
@@ -29,38 +30,7 @@ mod values;
 
 use super::model::Snapshot;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReadError {
-    pub offset: Option<u64>,
-    pub message: String,
-}
-
-impl ReadError {
-    pub(crate) fn at(offset: u64, message: impl Into<String>) -> ReadError {
-        ReadError {
-            offset: Some(offset),
-            message: message.into(),
-        }
-    }
-
-    pub(crate) fn whole(message: impl Into<String>) -> ReadError {
-        ReadError {
-            offset: None,
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.offset {
-            Some(o) => write!(f, "at byte {o}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for ReadError {}
+pub use error::ReadError;
 
 /// Largest pickle read (raw, or after gunzip): 2 GiB. Reading keeps the whole input, the node
 /// arena of everything but trace entries, and the typed model in memory at once: measured at

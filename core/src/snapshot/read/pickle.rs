@@ -7,15 +7,19 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use super::super::opcodes::{self as op};
 use super::arena::{long_from_le, Arena, Node, NodeId, Span, TraceSink};
+use super::error::ReadError;
 use super::text;
-use super::ReadError;
 
 mod capacity;
+mod checkpoint;
 mod entries;
+mod field;
+mod machine;
+
+use machine::{Item, Machine};
 
 /// Highest protocol CPython writes today.
 const MAX_PROTOCOL: u8 = 5;
@@ -28,70 +32,6 @@ const NO_NODE: NodeId = NodeId::MAX;
 /// Longest list [`Machine::share_equal_items`] looks at (frame lists are far shorter; long lists
 /// are segments and traces, never equal).
 const MAX_SHARED_LIST: usize = 1024;
-
-/// A stack slot. Ints stay inline until something stores them (a container, the memo): the
-/// ints of trace entries go straight into a [`TraceSink`] and never cost a node.
-#[derive(Debug, Clone, Copy)]
-enum Item {
-    Node(NodeId),
-    /// An int that fits i64, with the offset of its opcode (for messages).
-    Int(i64, u32),
-}
-
-struct Machine<'a> {
-    /// The input's bytes so far: all of it, or while it streams in ([`Incremental`]) a prefix.
-    data: &'a [u8],
-    /// The input's length once whole.
-    total: usize,
-    /// Where the next progress report is due.
-    next_report: usize,
-    /// Bytes between two checkpoints (`checkpoint_step`).
-    step: usize,
-    pos: usize,
-    /// Offset of the opcode being run.
-    start: usize,
-    op: u8,
-    nodes: Vec<Node<'a>>,
-    at: Vec<u32>,
-    items: Vec<NodeId>,
-    pairs: Vec<(NodeId, NodeId)>,
-    stack: Vec<Item>,
-    /// Stack lengths at each open MARK.
-    marks: Vec<usize>,
-    memo_dense: Vec<NodeId>,
-    memo_sparse: HashMap<u64, NodeId>,
-    /// Number of distinct memo keys set (MEMOIZE stores at this key, as CPython does).
-    memo_len: u64,
-    /// End of the current FRAME, to refuse a FRAME that starts inside another.
-    frame_end: usize,
-    /// Pairs on their way from the stack into a dict (reused, not reallocated).
-    scratch_pairs: Vec<(NodeId, NodeId)>,
-    /// The list under the top-level `device_traces` key, once met.
-    traces_outer: Option<NodeId>,
-    /// Lists inside it (one per device) and the sink each one's entries go to.
-    trace_lists: Vec<(NodeId, u32)>,
-    traces: Vec<TraceSink>,
-    /// Trace entries made so far, all sinks.
-    entry_count: usize,
-    /// The last `compile_context` / `user_metadata` str node seen and its shared value: every
-    /// entry of a file usually refers to the same memoized one.
-    context_cache: Option<(NodeId, Arc<str>)>,
-    metadata_cache: Option<(NodeId, Arc<str>)>,
-    /// The last shared rarer part given to an entry.
-    rest_cache: Option<Arc<crate::snapshot::model::EntryRest>>,
-    /// (key node, field) by position in an entry's pairs (see `entries::Machine::fill_field`).
-    key_fields: Vec<(NodeId, entries::Field)>,
-    /// Action str nodes met so far and their parse.
-    action_nodes: Vec<(NodeId, crate::snapshot::model::Action)>,
-    /// (start, len) in `items` of lists by a hash of their items (see `share_equal_items`).
-    lists_by_hash: foldhash::HashMap<u64, (u32, u32)>,
-    /// Items on their way from the stack into a sequence (reused).
-    scratch_ids: Vec<NodeId>,
-    /// Pairs on their way from the stack into an entry (reused).
-    entry_items: Vec<Item>,
-    /// Vector lengths at the last progress checkpoint (see `capacity`).
-    checkpoint: capacity::Checkpoint,
-}
 
 /// Runs the pickle: its object graph, and the trace entries filled directly (see [`TraceSink`]).
 pub(super) fn parse<'a>(
@@ -211,9 +151,9 @@ impl<'a> Machine<'a> {
             entry_items: Vec::new(),
             scratch_ids: Vec::new(),
             lists_by_hash: foldhash::HashMap::default(),
-            key_fields: vec![(entries::NO_KEY, entries::Field::Other); entries::KEY_CACHE],
+            key_fields: vec![(entries::NO_KEY, field::Field::Other); entries::KEY_CACHE],
             action_nodes: Vec::new(),
-            checkpoint: capacity::Checkpoint::default(),
+            checkpoint: checkpoint::Checkpoint::default(),
         }
     }
 

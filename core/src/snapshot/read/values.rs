@@ -7,7 +7,7 @@ use foldhash::{HashMap, HashMapExt, HashSet};
 
 use super::super::value::Value;
 use super::arena::{Arena, Node, NodeId};
-use super::ReadError;
+use super::error::ReadError;
 
 /// How deep generic data may nest (containers inside containers). Snapshot data nests a few
 /// levels; the bound keeps hostile input from overflowing the (small, on wasm) stack.

@@ -14,20 +14,8 @@
 //! trace's steady stretch, by doubling before it, and given back where the schema takes the
 //! vectors.
 
-use super::Machine;
-
-/// Lengths at the last checkpoint.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Checkpoint {
-    pos: usize,
-    nodes: usize,
-    at: usize,
-    items: usize,
-    memo: usize,
-    /// The sink entries were going to, and its length.
-    sink: usize,
-    entries: usize,
-}
+use super::checkpoint::Checkpoint;
+use super::machine::Machine;
 
 impl Machine<'_> {
     /// Reserves ahead for every big vector as the module comment says; call at a checkpoint.

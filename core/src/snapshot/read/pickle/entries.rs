@@ -12,7 +12,9 @@
 
 use std::sync::Arc;
 
-use super::{Item, Machine, ReadError};
+use super::super::error::ReadError;
+use super::field::Field;
+use super::machine::{Item, Machine};
 use crate::snapshot::model::{Action, EntryRest, StackId, TraceEntry};
 use crate::snapshot::read::arena::{EntryRef, Node, NodeId, TraceSink};
 use crate::snapshot::value::Value;
@@ -270,21 +272,6 @@ fn shared_str(
 pub(super) const KEY_CACHE: usize = 16;
 /// A node id no key has.
 pub(super) const NO_KEY: NodeId = NodeId::MAX;
-
-/// The keys the machine writes into an entry itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Field {
-    Action,
-    Addr,
-    Size,
-    Stream,
-    TimeUs,
-    DeviceFree,
-    Frames,
-    CompileContext,
-    UserMetadata,
-    Other,
-}
 
 impl Field {
     fn of(key: &str) -> Field {
