@@ -2,9 +2,8 @@
 //! Dropping a file anywhere opens it; `?url=` opens a URL at start.
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
-use crate::rehearsal::Rehearsal;
+use crate::protocol::Response;
 use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
@@ -41,7 +40,7 @@ pub fn App() -> impl IntoView {
         if let Some(data) = e.data_transfer() {
             crate::dropped_files::dropped_files(&data, move |files, folder| {
                 if folder {
-                    open_folder(state, files)
+                    state.open_folder(files)
                 } else {
                     state.open_files(files)
                 }
@@ -52,7 +51,7 @@ pub fn App() -> impl IntoView {
     if let Some(url) = query_param("url") {
         // After the first frame, when the timeline has measured its plot: the open then asks
         // for its first screen (the worker is still starting, so this delays nothing).
-        next_frame(move || state.open_url(&url));
+        crate::dom::next_frame(move || state.open_url(&url));
     }
 
     view! {
@@ -72,8 +71,52 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// Where the rehearsal's views are mounted while one is on (`rehearsal`): a second
+/// `AppState` sharing the page's worker, `main` being the page's.
+#[component]
+fn Rehearsal(main: AppState) -> impl IntoView {
+    let on = RwSignal::new(None::<AppState>);
+    crate::rehearsal::install(crate::rehearsal::Stage {
+        idle: Box::new(move || {
+            main.file.with_untracked(Option::is_none)
+                && main.opening.with_untracked(Option::is_none)
+                && main.load_error.with_untracked(Option::is_none)
+                && main.fleet.ranks.with_untracked(Vec::is_empty)
+        }),
+        start: Box::new(move |summary| {
+            let state = AppState::rehearsing(&main);
+            on.set(Some(state));
+            state.finish_open(Response::Opened {
+                summary,
+                first_screen: None,
+            });
+        }),
+        stop: Box::new(move || match on.get_untracked() {
+            Some(state) => {
+                state.abandon();
+                on.set(None);
+                true
+            }
+            None => false,
+        }),
+    });
+    move || on.get().map(|state| view! { <RehearsalStage state/> })
+}
+
+#[component]
+fn RehearsalStage(state: AppState) -> impl IntoView {
+    provide_context(state);
+    Analysis::provide(state);
+    view! {
+        <div class="layout rehearsal" aria-hidden="true" inert>
+            <aside class="sidebar">{side_panels()}</aside>
+            {views_and_details()}
+        </div>
+    }
+}
+
 /// The side bar's panels below the open panel: also what the rehearsal opens.
-pub(crate) fn side_panels() -> impl IntoView {
+fn side_panels() -> impl IntoView {
     view! {
         <RankCompare/>
         <DevicePicker/>
@@ -84,7 +127,7 @@ pub(crate) fn side_panels() -> impl IntoView {
 }
 
 /// The views and the details column.
-pub(crate) fn views_and_details() -> impl IntoView {
+fn views_and_details() -> impl IntoView {
     view! {
         <main class="views">
             <FleetOverview/>
@@ -108,36 +151,4 @@ fn query_param(key: &str) -> Option<String> {
     let search = window().location().search().ok()?;
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
     params.get(key).filter(|v| !v.is_empty())
-}
-
-/// Runs `f` in the next animation frame: after this frame's DOM and canvas work.
-pub(crate) fn next_frame(f: impl FnOnce() + 'static) {
-    let f = wasm_bindgen::closure::Closure::once_into_js(f);
-    let _ = window().request_animation_frame(f.unchecked_ref());
-}
-
-/// The `HtmlInputElement` behind an input event.
-pub(crate) fn event_input(e: &leptos::ev::Event) -> Option<web_sys::HtmlInputElement> {
-    e.target()?.dyn_into().ok()
-}
-
-/// The files of a picker or a drop, in order.
-pub(crate) fn file_list(files: Option<web_sys::FileList>) -> Vec<web_sys::File> {
-    files
-        .map(|f| (0..f.length()).filter_map(|i| f.get(i)).collect())
-        .unwrap_or_default()
-}
-
-/// Opens the snapshots among a folder's files (`folder_files`): its logs and configs are not
-/// ranks. An empty folder says so.
-pub(crate) fn open_folder(state: AppState, files: Vec<web_sys::File>) {
-    let names: Vec<String> = files.iter().map(|f| f.name()).collect();
-    let keep = crate::folder_files::snapshot_files(&names);
-    if keep.is_empty() {
-        state
-            .load_error
-            .set(Some("no files to open: the folder is empty".into()));
-        return;
-    }
-    state.open_files(keep.into_iter().map(|i| files[i].clone()).collect());
 }

@@ -24,7 +24,7 @@ pub fn dropped_files(data: &DataTransfer, done: impl FnOnce(Vec<File>, bool) + '
         .collect();
     if !entries.iter().any(|e| e.is_directory()) {
         // Plain files: no walk needed.
-        return done(crate::app::file_list(data.files()), false);
+        return done(crate::dom::file_list(data.files()), false);
     }
     wasm_bindgen_futures::spawn_local(async move {
         let mut files = Vec::new();

@@ -4,7 +4,6 @@
 //! picks the detail worker of the rank shown. Only the modules without web APIs are built
 //! natively (for tests).
 
-pub mod analysis_protocol;
 pub mod folder_files;
 pub mod format;
 pub mod protocol;
@@ -19,6 +18,8 @@ pub mod worker_pool;
 pub mod app;
 #[cfg(target_arch = "wasm32")]
 pub mod client;
+#[cfg(target_arch = "wasm32")]
+pub mod dom;
 #[cfg(target_arch = "wasm32")]
 pub mod dropped_files;
 #[cfg(target_arch = "wasm32")]

@@ -25,7 +25,7 @@ pub const REQUEST: &str = "memsnap:request:";
 
 /// The worker's own measures, in the worker's timeline: reading the file, parsing, indexing,
 /// answering a request (prefix + kind: the view model's work) and posting the answer
-/// (encoding it and `postMessage`). `scripts/profile_page.py` prints them.
+/// (encoding it and `postMessage`). `scripts/profile/profile_page.py` prints them.
 pub const WORKER_READ: &str = "memsnap:worker:read";
 pub const WORKER_PARSE: &str = "memsnap:worker:parse";
 pub const WORKER_INDEX: &str = "memsnap:worker:index";
@@ -144,7 +144,7 @@ pub fn painted(view: View) {
     if !PENDING.with(|p| p.drawn(view)) {
         return;
     }
-    crate::app::next_frame(|| {
+    crate::dom::next_frame(|| {
         mark(FIRST_PAINT);
         if let Some(p) = performance() {
             let _ = p.measure_with_start_mark_and_end_mark(

@@ -4,7 +4,7 @@
 //! for the first time: V8 compiles a wasm function when it is first called and optimises it only
 //! once it has run a while, and Chromium builds its style and font caches on the first layout.
 //! select-n-multidevice's first open spent about 37 ms between the worker's answer and the first
-//! paint, a later open about 15 (scripts/profile_page.py). The first open's first paint in a
+//! paint, a later open about 15 (scripts/profile/profile_page.py). The first open's first paint in a
 //! fresh browser, before → after (page bench, `BENCH_PAGE_ONLY`, medians of 5 interleaved runs):
 //! cs336-a-2.7b-forward 98.0 → 87.0 ms, select-n-multidevice 58.8 → 49.2 ms. It replaces a
 //! narrower warm-up that only decoded the worker's warm-up answers and drew them on a detached
@@ -17,25 +17,34 @@
 //! analyses never asked for (`AppState::abandon`). It is a second `AppState` sharing the page's
 //! worker, inside an inert, invisible, fixed layer, so nothing it draws is seen, clicked or read
 //! aloud.
+//!
+//! This file keeps the rehearsal's once-only rule, its clock and its end; what it mounts is the
+//! page's (`app.rs` installs [`Stage`] hooks), so that the page's layers may call it without a
+//! loop back up to the layout.
 
 use std::cell::{Cell, RefCell};
 
-use leptos::prelude::*;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::JsCast;
 
 use crate::perf::{FirstScreen, View};
-use crate::protocol::{FileSummary, Response};
-use crate::state::AppState;
-use crate::views::analysis_state::Analysis;
+use crate::protocol::FileSummary;
 
 /// Its end at the latest, should its first paint never come.
 const LONGEST_MS: i32 = 2_000;
 
+/// What the page does for a rehearsal (installed once by the layout).
+pub struct Stage {
+    /// The page has nothing open, opening or failed yet.
+    pub idle: Box<dyn Fn() -> bool>,
+    /// Mounts the rehearsal's views on `summary`, open in the worker.
+    pub start: Box<dyn Fn(FileSummary)>,
+    /// Unmounts them if they are mounted; whether they were.
+    pub stop: Box<dyn Fn() -> bool>,
+}
+
 thread_local! {
-    /// The page's state and the rehearsal's while one is on (the `Rehearsal` component's).
-    static STAGE: RefCell<Option<(AppState, RwSignal<Option<AppState>>)>> =
-        const { RefCell::new(None) };
+    static STAGE: RefCell<Option<Stage>> = const { RefCell::new(None) };
     /// A page rehearses once.
     static DONE: Cell<bool> = const { Cell::new(false) };
     /// The rehearsal's views that have drawn.
@@ -44,46 +53,24 @@ thread_local! {
     static STARTED: Cell<f64> = const { Cell::new(0.0) };
 }
 
-/// Where the rehearsal's views are mounted while it is on; `main` is the page's state.
-#[component]
-pub fn Rehearsal(main: AppState) -> impl IntoView {
-    let on = RwSignal::new(None::<AppState>);
-    STAGE.with(|s| *s.borrow_mut() = Some((main, on)));
-    move || on.get().map(|state| view! { <Stage state/> })
-}
-
-#[component]
-fn Stage(state: AppState) -> impl IntoView {
-    provide_context(state);
-    Analysis::provide(state);
-    view! {
-        <div class="layout rehearsal" aria-hidden="true" inert>
-            <aside class="sidebar">{crate::app::side_panels()}</aside>
-            {crate::app::views_and_details()}
-        </div>
-    }
+/// Where rehearsals happen: called by the layout when it mounts.
+pub fn install(stage: Stage) {
+    STAGE.with(|s| *s.borrow_mut() = Some(stage));
 }
 
 /// The worker's warm-up is done and `summary` is open in it: rehearses, if the page has
 /// nothing open, opening or failed yet.
 pub fn warmed_up(summary: FileSummary) {
-    let Some((main, on)) = STAGE.with(|s| *s.borrow()) else {
-        return;
-    };
-    let idle = main.file.with_untracked(Option::is_none)
-        && main.opening.with_untracked(Option::is_none)
-        && main.load_error.with_untracked(Option::is_none)
-        && main.fleet.ranks.with_untracked(Vec::is_empty);
-    if !idle || DONE.replace(true) {
+    let idle = STAGE.with(|s| s.borrow().as_ref().map(|st| (st.idle)()));
+    if idle != Some(true) || DONE.replace(true) {
         return;
     }
-    let state = AppState::rehearsing(&main);
     PAINTED.with(FirstScreen::start);
     STARTED.set(crate::perf::now());
-    on.set(Some(state));
-    state.finish_open(Response::Opened {
-        summary,
-        first_screen: None,
+    STAGE.with(|s| {
+        if let Some(st) = s.borrow().as_ref() {
+            (st.start)(summary)
+        }
     });
     after(LONGEST_MS, end);
 }
@@ -91,18 +78,14 @@ pub fn warmed_up(summary: FileSummary) {
 /// A rehearsal view drew its data; the second ends the rehearsal after that frame.
 pub fn painted(view: View) {
     if PAINTED.with(|p| p.drawn(view)) {
-        crate::app::next_frame(end);
+        crate::dom::next_frame(end);
     }
 }
 
 /// Ends the rehearsal, if one is on: the page is opening a file, or it has done its work.
 pub fn end() {
-    let Some((_, on)) = STAGE.with(|s| *s.borrow()) else {
-        return;
-    };
-    if let Some(state) = on.get_untracked() {
-        state.abandon();
-        on.set(None);
+    let stopped = STAGE.with(|s| s.borrow().as_ref().is_some_and(|st| (st.stop)()));
+    if stopped {
         crate::perf::measure_since(crate::perf::REHEARSAL, STARTED.get());
     }
 }

@@ -3,7 +3,7 @@
 use crate::format;
 
 /// 1.5 GiB. The worker peaks at about 2–2.5× the file's size (the bytes while they are parsed,
-/// the reader's arena, the model, the timeline index: `scripts/bench.sh`'s page step measured
+/// the reader's arena, the model, the timeline index: `scripts/bench/bench.sh`'s page step measured
 /// 2.4× for a 109 MB snapshot, 2.2× for a 1.07 GB one) and a wasm32 instance has at most 4 GiB,
 /// so a larger file would most likely end in the worker running out of memory after a long
 /// parse (`worker::out_of_memory` says so) instead of this message at once. The CLI

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use wasm_bindgen::JsValue;
 
+mod fleet;
 mod ranks;
 
-pub use ranks::{FleetProgress, FleetState, OpenRanks, Rank, RankStatus};
+pub use fleet::{FleetProgress, FleetState, OpenRanks, Rank, RankStatus};
 
-use crate::analysis_protocol::{TimelineRequest, TimelineView};
 use crate::client::WorkerClient;
+use crate::protocol::analysis::{TimelineRequest, TimelineView};
 use crate::protocol::{
     DiagnosticsView, FileSummary, FirstScreen, PlotSize, Progress, Request, Response, SegmentsView,
 };
@@ -194,6 +195,19 @@ impl AppState {
                     .load_error
                     .set(Some("the worker is not running".into())),
             });
+    }
+
+    /// Opens the snapshots among a folder's files (`folder_files`): its logs and configs are
+    /// not ranks. An empty folder says so.
+    pub fn open_folder(&self, files: Vec<web_sys::File>) {
+        let names: Vec<String> = files.iter().map(|f| f.name()).collect();
+        let keep = crate::folder_files::snapshot_files(&names);
+        if keep.is_empty() {
+            self.load_error
+                .set(Some("no files to open: the folder is empty".into()));
+            return;
+        }
+        self.open_files(keep.into_iter().map(|i| files[i].clone()).collect());
     }
 
     /// Opens several files at once, one per rank (`state::ranks`); one file opens as before.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use memsnap_app::analysis_protocol::{EntryRange, FlameMeasure, FlameRequest, TimelineRequest};
+use memsnap_app::protocol::analysis::{EntryRange, FlameMeasure, FlameRequest, TimelineRequest};
 use memsnap_app::protocol::Request;
 use memsnap_app::protocol::Response;
 use memsnap_app::viewmodel::{answer, Analyses};
@@ -257,7 +257,7 @@ fn labels_skip_capture_frames() {
     }
 }
 
-/// Timings at a million entries (`scripts/gen-large.sh` makes the file): run with
+/// Timings at a million entries (`scripts/gen/gen-large.sh` makes the file): run with
 /// `cargo test --release -p memsnap-app --test analysis_views -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -266,7 +266,7 @@ fn timeline_requests_at_a_million_entries() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data/large-100mb.pickle");
     let Ok(bytes) = std::fs::read(&path) else {
         eprintln!(
-            "WARNING: {} not found (scripts/gen-large.sh), skipping",
+            "WARNING: {} not found (scripts/gen/gen-large.sh), skipping",
             path.display()
         );
         return;

@@ -7,7 +7,7 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use memsnap_app::analysis_protocol::{EntryRange, FlameMeasure, FlameRequest};
+use memsnap_app::protocol::analysis::{EntryRange, FlameMeasure, FlameRequest};
 use memsnap_app::protocol::{Request, Response};
 use memsnap_app::viewmodel::{answer, Analyses, Paced, PacedAnswer};
 use memsnap_core::analysis::pace::{Pace, CHECK_EVERY};

@@ -1,4 +1,4 @@
-//! The worker's warm-up input (app/assets/warm-up.pickle.gz, scripts/make-warm-up.sh) is a
+//! The worker's warm-up input (app/assets/warm-up.pickle.gz, scripts/gen/make-warm-up.sh) is a
 //! snapshot the reader takes, shaped like PyTorch's files where the parse spends its time
 //! (a CPython pickle, deep stacks of shared frame dicts), with a trace long enough for V8 to
 //! optimise the code it runs and the first paint's answers built from it: a stale or broken

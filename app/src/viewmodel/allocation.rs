@@ -4,7 +4,7 @@ use memsnap_core::snapshot::Snapshot;
 
 use super::cache::Analyses;
 use super::stack::stack_frames;
-use crate::analysis_protocol::AllocationView;
+use crate::protocol::analysis::AllocationView;
 
 pub fn allocation_view(
     snap: &Snapshot,

@@ -6,7 +6,7 @@ use memsnap_core::snapshot::Snapshot;
 
 use super::cache::Analyses;
 use super::stack::label;
-use crate::analysis_protocol::{AnomaliesView, AnomalyRow, EntryRange, OomRow};
+use crate::protocol::analysis::{AnomaliesView, AnomalyRow, EntryRange, OomRow};
 
 /// Rows sent per list (the counts and byte totals cover all of them).
 const MAX_ROWS: usize = 50;

@@ -11,9 +11,9 @@ use memsnap_core::analysis::state_at::StateHistory;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::Snapshot;
 
-use super::timeline::peak_vm;
+use super::peak::peak_vm;
 use super::top_frames::TopFrames;
-use crate::analysis_protocol::PeakVm;
+use crate::protocol::analysis::PeakVm;
 
 #[derive(Default)]
 pub struct Analyses {

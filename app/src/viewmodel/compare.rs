@@ -5,7 +5,7 @@ use memsnap_core::analysis::compare::compare;
 use memsnap_core::snapshot::Snapshot;
 
 use super::cache::trace_index;
-use crate::analysis_protocol::{CompareView, GroupVm};
+use crate::protocol::analysis::{CompareView, GroupVm};
 
 /// Rows of each list sent (the panel shows them all; `memsnap compare --json` has the rest).
 pub const COMPARE_ROWS: usize = 12;

@@ -3,8 +3,10 @@
 
 use memsnap_core::snapshot::Snapshot;
 
-use super::{segments_view, timeline::timeline_view, Analyses};
-use crate::analysis_protocol::{EntryRange, TimelineRequest};
+use super::cache::Analyses;
+use super::segments::segments_view;
+use super::timeline::timeline_view;
+use crate::protocol::analysis::{EntryRange, TimelineRequest};
 use crate::protocol::{FileSummary, FirstScreen, PlotSize};
 
 /// The opening device's segments, and its whole trace's timeline at `plot` pixels (the

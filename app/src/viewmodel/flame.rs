@@ -12,7 +12,7 @@ use memsnap_core::snapshot::{FrameId, Snapshot};
 
 use super::cache::Analyses;
 use super::timeline::to_usize;
-use crate::analysis_protocol::{FlameMeasure, FlameNodeVm, FlameRequest, FlameView};
+use crate::protocol::analysis::{FlameMeasure, FlameNodeVm, FlameRequest, FlameView};
 
 /// Nodes narrower than total / this are left out (they would be under a pixel wide).
 pub const MIN_FLAME_FRACTION: u64 = 1500;

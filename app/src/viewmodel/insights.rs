@@ -20,7 +20,7 @@ use memsnap_core::snapshot::Snapshot;
 use super::cache::{trace_index, Analyses};
 use super::stack::label;
 use super::whatif::form_defaults;
-use crate::analysis_protocol::{FixVm, GroupVm, InsightsView, PinningRow};
+use crate::protocol::analysis::{FixVm, GroupVm, InsightsView, PinningRow};
 
 const PINNING_ROWS: usize = 10;
 const PEAK_FRAMES: usize = 8;

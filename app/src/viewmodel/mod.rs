@@ -13,6 +13,7 @@ pub mod fleet;
 mod insights;
 mod oom;
 mod paced;
+mod peak;
 mod segments;
 mod stack;
 mod state_at;

@@ -3,7 +3,7 @@
 use memsnap_core::analysis::frames::{self, format_stack};
 use memsnap_core::snapshot::{Snapshot, StackId};
 
-use crate::analysis_protocol::StackView;
+use crate::protocol::analysis::StackView;
 
 /// Frames of a stack, innermost first, capture machinery left out; `None` for an unknown id.
 pub fn stack_frames(snap: &Snapshot, stack: u32) -> Option<Vec<String>> {

@@ -5,7 +5,7 @@ use memsnap_core::snapshot::Snapshot;
 use super::cache::{trace_index, Analyses};
 use super::segments::segments_view_of;
 use super::timeline::to_usize;
-use crate::analysis_protocol::StateAtView;
+use crate::protocol::analysis::StateAtView;
 
 /// Segments before entry `index` (after the first `index` entries; the trace length is the dump).
 pub fn state_at_view(

@@ -1,6 +1,6 @@
 use memsnap_core::snapshot::{Form, Snapshot};
 
-use super::Analyses;
+use super::cache::Analyses;
 use crate::protocol::{DeviceSummary, FileSummary};
 
 /// `cache` gets each device's timeline (built here for the peaks; the views reuse it).
@@ -123,7 +123,7 @@ mod tests {
         assert_eq!(f.opening_device(), Some(0));
         // The host's 4096 bytes are no device's peak.
         assert_eq!(f.peak_allocated, 512);
-        let req = crate::analysis_protocol::WhatIfRequest {
+        let req = crate::protocol::analysis::WhatIfRequest {
             device: 1,
             expandable_segments: true,
             max_split_size_mb: None,
@@ -132,7 +132,7 @@ mod tests {
             capacity: None,
         };
         let refused = super::super::whatif::whatif_view(&s, &mut cache, &req).unwrap_err();
-        assert_eq!(refused, crate::analysis_protocol::HOST_NOT_REPLAYED);
+        assert_eq!(refused, crate::protocol::analysis::HOST_NOT_REPLAYED);
         let insights = super::super::insights::insights_view(&s, &mut cache, 1);
         assert!(insights.host && insights.fixes.is_empty());
     }

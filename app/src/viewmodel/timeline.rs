@@ -4,17 +4,11 @@
 use memsnap_core::analysis::bands::layout;
 use memsnap_core::analysis::lod::Bucket;
 use memsnap_core::analysis::range::{clamp, min_bytes_for_count, peak_index_in};
-use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::Snapshot;
 
 use super::cache::Analyses;
-use super::top_frames::{live_groups, TopFrames};
-use crate::analysis_protocol::{
-    EntryRange, GroupVm, PeakVm, SeriesPoint, TimelineRequest, TimelineView,
-};
+use crate::protocol::analysis::{EntryRange, SeriesPoint, TimelineRequest, TimelineView};
 
-/// Groups of the peak's composition sent along (the rest are summed by the page as "other").
-const PEAK_GROUPS: usize = 8;
 /// At most about this many allocations get bands; smaller ones are summarised.
 const MAX_BANDS: usize = 1500;
 /// Bands may be as thin as 1/this of a pixel (they show as fine stripes, as in MemoryViz).
@@ -77,28 +71,6 @@ pub fn timeline_view(snap: &Snapshot, cache: &mut Analyses, req: &TimelineReques
         reserved,
         bands,
         peak,
-    }
-}
-
-/// What allocated memory is made of after entry `index` (`index` inside the trace).
-pub fn peak_vm(snap: &Snapshot, tl: &Timeline, top: &TopFrames, index: usize) -> PeakVm {
-    let (live, groups) = live_groups(snap, tl, top, index);
-    let at = |v: &[u64]| v.get(index).copied().unwrap_or(0);
-    PeakVm {
-        index: index as u64,
-        time_us: tl.time_us.get(index).copied().flatten(),
-        allocated: at(tl.allocated.values()),
-        reserved: at(tl.reserved.values()),
-        live_allocations: live as u64,
-        groups: groups
-            .into_iter()
-            .take(PEAK_GROUPS)
-            .map(|g| GroupVm {
-                label: g.label,
-                bytes: g.bytes,
-                count: g.count as u64,
-            })
-            .collect(),
     }
 }
 

@@ -9,7 +9,7 @@ use memsnap_core::analysis::replay::{file_config, what_if, Figures, Start};
 use memsnap_core::snapshot::{Action, Snapshot};
 
 use super::cache::{trace_index, Analyses};
-use crate::analysis_protocol::{FiguresVm, PlanVm, WhatIfRequest, WhatIfView, HOST_NOT_REPLAYED};
+use crate::protocol::analysis::{FiguresVm, PlanVm, WhatIfRequest, WhatIfView, HOST_NOT_REPLAYED};
 
 /// The file's settings with the form's four changed (an empty field means the default).
 pub fn changed_config(base: &Config, req: &WhatIfRequest) -> Result<Config, String> {

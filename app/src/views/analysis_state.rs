@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use crate::analysis_protocol::{EntryRange, InsightsView};
+use crate::protocol::analysis::{EntryRange, InsightsView};
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 
@@ -24,7 +24,7 @@ pub struct Analysis {
     /// The range the timeline last drew; `None`: none drawn yet. The range filter's inputs
     /// and the state slider show this one, so they change in the frame that the chart
     /// changes in. Changed at the wheel event, they made the browser lay out and paint the
-    /// page before it could take the chart's data (scripts/profile_page.py --zoom, trace).
+    /// page before it could take the chart's data (scripts/profile/profile_page.py --zoom, trace).
     pub drawn: RwSignal<Option<EntryRange>>,
     /// The state slider's entry; `None`: the dump's segments are shown.
     pub cursor: RwSignal<Option<u64>>,

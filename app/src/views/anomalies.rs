@@ -6,8 +6,8 @@ use leptos::prelude::*;
 
 use super::analysis_state::{entries, pick_stack, range, time_label, Analysis};
 use super::size::size;
-use crate::analysis_protocol::{AnomaliesView, AnomalyRow};
 use crate::format;
+use crate::protocol::analysis::{AnomaliesView, AnomalyRow};
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 

@@ -5,9 +5,9 @@
 use leptos::prelude::*;
 
 use super::size::size;
-use crate::analysis_protocol::CompareView;
-use crate::app::event_input;
+use crate::dom::event_input;
 use crate::format;
+use crate::protocol::analysis::CompareView;
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 

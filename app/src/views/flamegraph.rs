@@ -6,8 +6,8 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::analysis_state::{range, Analysis, Picked};
-use crate::analysis_protocol::{FlameMeasure, FlameRequest, FlameView};
 use crate::format;
+use crate::protocol::analysis::{FlameMeasure, FlameRequest, FlameView};
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::load_warnings::LoadWarnings;
-use crate::app::{event_input, file_list, open_folder};
+use crate::dom::{event_input, file_list};
 use crate::format;
 use crate::protocol::Stage;
 use crate::state::AppState;
@@ -26,7 +26,7 @@ pub fn OpenPanel() -> impl IntoView {
     let on_folder = move |e: leptos::ev::Event| {
         let Some(input) = event_input(&e) else { return };
         crate::perf::file_chosen();
-        open_folder(state, file_list(input.files()));
+        state.open_folder(file_list(input.files()));
         input.set_value("");
     };
 

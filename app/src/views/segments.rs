@@ -24,7 +24,7 @@ const SCROLL_MAX_VH: f64 = 0.75;
 
 /// The height rows are rendered for: the scroll box's largest, which it has whenever its rows
 /// overflow it. Measuring the box instead read its height after the frame, which laid the page
-/// out (9 ms of a first open's 108 ms of page work, scripts/profile_page.py), and rendered the
+/// out (9 ms of a first open's 108 ms of page work, scripts/profile/profile_page.py), and rendered the
 /// rows a second time, since the box had been measured empty, before a file, at its least.
 fn viewport_px() -> f64 {
     let inner = window()
@@ -265,7 +265,7 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
     // The blocks go in as one HTML string: built from numbers and fixed state names only, it is
     // parsed natively in one call, where an element per block cost ten calls across the wasm
     // boundary and a reactive class each (the first paint's largest page cost on files with
-    // a few thousand blocks: scripts/profile_page.py). Hover is delegated to the bar.
+    // a few thousand blocks: scripts/profile/profile_page.py). Hover is delegated to the bar.
     let blocks = blocks_html(seg);
     let bar = NodeRef::<html::Div>::new();
     let highlighted = StoredValue::new(None::<u32>);

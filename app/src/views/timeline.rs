@@ -14,9 +14,9 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 use super::analysis_state::{drawn_range, entries, range, time_label, Analysis, Picked};
 use super::size::size;
-use crate::analysis_protocol::{AllocationView, EntryRange, TimelineRequest, TimelineView};
 use crate::format;
 use crate::perf;
+use crate::protocol::analysis::{AllocationView, EntryRange, TimelineRequest, TimelineView};
 use crate::protocol::{PlotSize, Request, Response};
 use crate::state::AppState;
 
@@ -446,7 +446,7 @@ fn hsl(h: f64, s: f64, l: f64) -> [u8; 3] {
 
 /// Sizes the canvas for a redraw, only where the size changed: setting a canvas's size, even
 /// to the same value, throws away its backing store and its context's state, so the font was
-/// parsed again on every zoom step (0.6 ms of a 2–3 ms draw, scripts/profile_page.py --zoom).
+/// parsed again on every zoom step (0.6 ms of a 2–3 ms draw, scripts/profile/profile_page.py --zoom).
 /// The caller clears what it redraws.
 pub(super) fn size_canvas(canvas: &HtmlCanvasElement, width: u32, height: u32) {
     if canvas.width() != width {
@@ -514,7 +514,7 @@ fn prefers_dark() -> bool {
 
 /// The palette, read from the CSS once per colour scheme. Reading computed style forces the
 /// browser to recompute style (and layout) first: on the first paint that cost 15–25 ms, as
-/// the segment view's new rows were still unstyled (scripts/profile_page.py).
+/// the segment view's new rows were still unstyled (scripts/profile/profile_page.py).
 fn palette(canvas: &HtmlCanvasElement) -> Palette {
     let dark = prefers_dark();
     PALETTE.with(|p| {

@@ -6,8 +6,8 @@ use leptos::prelude::*;
 
 use super::analysis_state::Analysis;
 use super::size::size;
-use crate::analysis_protocol::{FiguresVm, WhatIfRequest, WhatIfView, HOST_NOT_REPLAYED};
 use crate::format;
+use crate::protocol::analysis::{FiguresVm, WhatIfRequest, WhatIfView, HOST_NOT_REPLAYED};
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 

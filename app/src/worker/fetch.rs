@@ -5,7 +5,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::ReadableStreamDefaultReader;
 
-use super::{js_error, progress, scope};
+use super::js_error::js_error;
+use super::post::{progress, scope};
 use crate::protocol::{RequestId, Stage};
 use crate::size_limit;
 

@@ -22,7 +22,8 @@ use web_sys::{
     ReadableStreamReaderMode,
 };
 
-use super::{js_error, progress};
+use super::js_error::js_error;
+use super::post::progress;
 use crate::protocol::{RequestId, Stage};
 use crate::size_limit;
 

@@ -3,40 +3,31 @@
 
 mod fetch;
 mod file;
+mod js_error;
+mod open_snapshot;
 mod out_of_memory;
 mod paced;
+mod post;
 mod prefault;
 mod serial;
 mod streaming;
 mod warm_up;
-
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
 
 use js_sys::{Array, Uint8Array};
 use memsnap_core::analysis::rank_summary::RankSummary;
 use memsnap_core::snapshot::Snapshot;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+use web_sys::MessageEvent;
 
 use crate::perf;
-use crate::protocol::{
-    decode, encode, Envelope, PlotSize, Progress, Request, RequestId, Response, Stage,
-};
+use open_snapshot::{drop_warm_up, install, CACHE, OPEN, WARM_UP_OPEN};
+use post::{post, progress, scope};
+
+use crate::protocol::{decode, Envelope, PlotSize, Request, RequestId, Response, Stage};
 use crate::viewmodel::{
     answer, compare_view, file_summary, first_paint_requests, first_screen, Analyses, PacedAnswer,
 };
-
-thread_local! {
-    /// The open snapshot. A failed open leaves the user's as it was (the warm-up's is freed as
-    /// any open starts, `drop_warm_up`). Shared with the analyses under way (`paced`).
-    static OPEN: RefCell<Option<Rc<Snapshot>>> = const { RefCell::new(None) };
-    /// What the analysis views reuse for the open snapshot (timelines, state histories).
-    static CACHE: RefCell<Analyses> = RefCell::new(Analyses::new());
-    /// The open snapshot is the warm-up's (`warm_up`), not a file the user opened.
-    static WARM_UP_OPEN: Cell<bool> = const { Cell::new(false) };
-}
 
 pub fn start() {
     out_of_memory::install();
@@ -46,40 +37,6 @@ pub fn start() {
     on_message.forget();
     post(0, &Response::Ready);
     warm_up::start();
-}
-
-fn scope() -> DedicatedWorkerGlobalScope {
-    js_sys::global().unchecked_into()
-}
-
-/// Posts one response; its buffer is transferred, not copied.
-pub(crate) fn post(id: RequestId, response: &Response) {
-    let bytes = Uint8Array::from(encode(id, response).as_slice());
-    let message = Array::of1(&bytes);
-    let transfer = Array::of1(&bytes.buffer());
-    if let Err(e) = scope().post_message_with_transfer(&message, &transfer) {
-        web_sys::console::error_2(&"memsnap worker: postMessage failed".into(), &e);
-    }
-}
-
-/// Work on fewer bytes than this reports no progress: it ends about when the page would first
-/// draw a bar (`views/open.rs`, `PROGRESS_AFTER_MS`), and each report is a message the page's
-/// thread takes while the worker reads and parses (a 1.2 MB file sent seven: the read's start
-/// and end, the parse's start, one per 256 KiB parsed).
-const PROGRESS_FROM: u64 = 2 << 20;
-
-pub(crate) fn progress(id: RequestId, stage: Stage, done: u64, total: Option<u64>) {
-    if total.is_some_and(|t| t < PROGRESS_FROM) {
-        return;
-    }
-    post(id, &Response::Progress(Progress { stage, done, total }));
-}
-
-pub(crate) fn js_error(e: JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| format!("{e:?}"))
 }
 
 fn on_message(event: MessageEvent) {
@@ -311,34 +268,6 @@ fn opened(
             perf::measure_since(perf::WORKER_DROP_REPLACED, dropping);
         }
         Err(message) => post(id, &Response::Failed { message }),
-    }
-}
-
-/// Makes `snapshot`, indexed in `cache`, the open one; returns the one it replaces.
-fn install(snapshot: Snapshot, cache: Analyses) -> (Option<Rc<Snapshot>>, Analyses) {
-    let replaced = OPEN.with(|open| open.borrow_mut().replace(Rc::new(snapshot)));
-    let replaced_cache = CACHE.with(|c| std::mem::replace(&mut *c.borrow_mut(), cache));
-    (replaced, replaced_cache)
-}
-
-/// Frees the warm-up's snapshot and its views, if it is the open one, as a file of the user's
-/// is about to be read: only the rehearsal used it, and the page ended that before asking. Freed
-/// after the read instead (as a file of the user's is, `opened`), its heap was not there for
-/// the reader to reuse, and a wasm memory never shrinks: the worker after a first open was
-/// 0.20–1.64 MB larger on 10 of the 16 real fixtures and 2.9 MB on the 100 MB file (page bench).
-fn drop_warm_up() {
-    if WARM_UP_OPEN.replace(false) {
-        OPEN.with(|open| open.borrow_mut().take());
-        CACHE.with(|c| *c.borrow_mut() = Analyses::new());
-    }
-}
-
-/// Opens the warm-up's snapshot, unless a file was opened meanwhile.
-fn install_warm_up(snapshot: Snapshot, cache: Analyses) {
-    if OPEN.with(|open| open.borrow().is_none()) {
-        // Nothing was open, so nothing is replaced.
-        let _ = install(snapshot, cache);
-        WARM_UP_OPEN.set(true);
     }
 }
 

@@ -22,13 +22,13 @@ pub fn install() {
     let handler = Closure::<dyn FnMut(ErrorEvent)>::new(|event: ErrorEvent| {
         if memory_bytes() >= NEAR_CEILING {
             event.prevent_default();
-            if let Err(e) = super::scope().post_message(&JsValue::from_str(MESSAGE)) {
+            if let Err(e) = super::post::scope().post_message(&JsValue::from_str(MESSAGE)) {
                 web_sys::console::error_2(&"memsnap worker: postMessage failed".into(), &e);
             }
         }
     });
-    if let Err(e) =
-        super::scope().add_event_listener_with_callback("error", handler.as_ref().unchecked_ref())
+    if let Err(e) = super::post::scope()
+        .add_event_listener_with_callback("error", handler.as_ref().unchecked_ref())
     {
         web_sys::console::error_2(&"memsnap worker: no error handler".into(), &e);
     }

@@ -17,7 +17,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::MessageChannel;
 
-use super::{post, CACHE};
+use super::open_snapshot::CACHE;
+use super::post::post;
 use crate::perf;
 use crate::protocol::{RequestId, Response};
 use crate::viewmodel::{Paced, PacedAnswer};

@@ -2,7 +2,7 @@
 //! parse was the first to touch most of the heap it used, and each fresh page of wasm memory
 //! costs a fault on first write. Parsing cs336-a-2.7b-forward right after six passes over a
 //! smaller real file still took 15–23 ms, against 13–14 ms after passes over a larger one and
-//! 9–12 ms warm (scripts/profile_page.py). So the first read touches the heap the parse will
+//! 9–12 ms warm (scripts/profile/profile_page.py). So the first read touches the heap the parse will
 //! use, while the browser fetches the file's bytes and the worker would otherwise wait.
 //!
 //! In fresh browsers (page bench, `BENCH_PAGE_ONLY`, 4 runs each): the first parse of

@@ -3,7 +3,7 @@
 //! once the last chunk is in. Small files, gzip and JSON files, and a file that grows while it
 //! is read, are parsed whole afterwards as before.
 //!
-//! The worker's read and parse together (scripts/profile_page.py at a 100 ms sampling
+//! The worker's read and parse together (scripts/profile/profile_page.py at a 100 ms sampling
 //! interval, medians of 3 fresh pages, first open / later opens): cs336-a-2.7b-forward
 //! 30.9 / 24.9 → 28.0 / 17.9 ms, cs336-d-fullstep 31.2 / 23.5 → 28.8 / 20.9 ms; but
 //! select-n-multidevice (1.2 MB, two chunks) 14.7 / 10.5 → 17.5 / 12.0 ms, hence `SMALLEST`.
@@ -64,7 +64,7 @@ pub async fn read(id: RequestId, file: &File) -> Result<Read, String> {
         let at = perf::now();
         let step = s.advance(prefix, &mut |_| {});
         parse_ms += perf::now() - at;
-        // One measure per chunk parsed: scripts/profile_page.py shows how they interleave.
+        // One measure per chunk parsed: scripts/profile/profile_page.py shows how they interleave.
         perf::measure_since(perf::WORKER_PARSE, at);
         match step {
             Ok(None) => {}

@@ -1,6 +1,6 @@
 //! Warming the worker's code before the first file arrives. V8 runs wasm first in its baseline
 //! tier and compiles a function's optimised code only once it has run a while, so the first
-//! parse in a fresh worker ran 2–4× slower than later ones (`scripts/bench.sh`'s page step:
+//! parse in a fresh worker ran 2–4× slower than later ones (`scripts/bench/bench.sh`'s page step:
 //! cs336-c-medium512-training at 42 MB/s first, 96 MB/s after). While the user picks a file,
 //! the worker parses and indexes a CPython-made snapshot a few times and answers the first
 //! paint's requests on it, one pass per task so a request that arrives meanwhile waits for one
@@ -16,14 +16,14 @@ use crate::protocol::{FileSummary, Response};
 use crate::viewmodel::{answer, file_summary, first_paint_requests, Analyses};
 
 /// A gzipped CPython pickle of a `capture` run whose entries and blocks carry deep PyTorch-like
-/// stacks (scripts/make-warm-up.sh; 34 kB, 0.2 MB inflated). Real files are CPython pickles
+/// stacks (scripts/gen/make-warm-up.sh; 34 kB, 0.2 MB inflated). Real files are CPython pickles
 /// whose parse is mostly frames: warming up on memsnap's own writer's opcodes, then on a capture
 /// run with 4-frame stacks, left the first real file's parse at 2.5–3× its warm time
-/// (scripts/profile_page.py, cold against warm opens). 2,500 entries instead of 1,000 warmed no
+/// (scripts/profile/profile_page.py, cold against warm opens). 2,500 entries instead of 1,000 warmed no
 /// better and left the worker 2.3 MB larger before any file.
 const INPUT: &[u8] = include_bytes!("../../assets/warm-up.pickle.gz");
 /// Passes over it (3–15 ms each under the profiler, the first about 45 ms; 20 passes gained
-/// nothing over 6 on the first file, scripts/profile_page.py).
+/// nothing over 6 on the first file, scripts/profile/profile_page.py).
 const PASSES: u32 = 6;
 
 thread_local! {
@@ -54,12 +54,12 @@ fn schedule(left: u32) {
         let last = pass(left == 1);
         crate::perf::measure_since(crate::perf::WORKER_WARM_UP, started);
         if let Some((snapshot, cache, summary)) = last {
-            super::install_warm_up(snapshot, cache);
-            super::post(0, &Response::WarmedUp(Box::new(summary)));
+            super::open_snapshot::install_warm_up(snapshot, cache);
+            super::post::post(0, &Response::WarmedUp(Box::new(summary)));
         }
         schedule(left - 1);
     });
-    if let Err(e) = super::scope()
+    if let Err(e) = super::post::scope()
         .set_timeout_with_callback_and_timeout_and_arguments_0(next.unchecked_ref(), 0)
     {
         web_sys::console::error_2(&"memsnap worker: no warm-up".into(), &e);

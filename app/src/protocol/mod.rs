@@ -5,18 +5,28 @@
 //! `File` to open rides as the second element, since a `File` cannot be serialised). A new view
 //! adds a `Request` variant, its `Response` variant and a builder in `viewmodel`; nothing else
 //! in the transport changes.
+//!
+//! This file holds the messages and their encoding; the views they carry are in its children
+//! (`file`, `segments`, `analysis`), which import one another one way (analysis and file use
+//! segments) and never this file.
 
 use memsnap_core::analysis::oom::OomExplanation;
 use memsnap_core::analysis::pools::PoolTotals;
 use memsnap_core::analysis::rank_summary::RankSummary;
 use serde::{Deserialize, Serialize};
 
-use crate::analysis_protocol::{
+pub mod analysis;
+pub mod file;
+pub mod segments;
+
+use analysis::{
     AllocationView, AnomaliesView, CompareView, EntryRange, FlameRequest, FlameView, InsightsView,
     StackView, StateAtView, TimelineRequest, TimelineView, WhatIfRequest, WhatIfView,
 };
 
 pub use crate::stack_table::StackTable;
+pub use file::{DeviceSummary, FileSummary, FirstScreen, PlotSize};
+pub use segments::{BlockStateVm, BlockVm, DiagnosticsView, FrameVm, SegmentVm, SegmentsView};
 
 /// Matches a response to its request; 0 is the worker's unsolicited `Ready`.
 pub type RequestId = u32;
@@ -55,7 +65,7 @@ pub enum Request {
     Diagnostics {
         device: i64,
     },
-    // The analysis views (types in `analysis_protocol`).
+    // The analysis views (types in `protocol::analysis`).
     /// Series, bands and peak of an entry range at a pixel size.
     Timeline(TimelineRequest),
     /// One allocation of the timeline (index into the device's allocation list).
@@ -182,183 +192,6 @@ pub struct Progress {
     pub stage: Stage,
     pub done: u64,
     pub total: Option<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileSummary {
-    pub name: String,
-    pub size: u64,
-    /// "snapshot" (a `_snapshot()` dict) or "segment list" (`memory_snapshot()`).
-    pub form: String,
-    pub devices: Vec<DeviceSummary>,
-    /// Milliseconds spent in `snapshot::read`, measured in the worker.
-    pub parse_ms: f64,
-    /// Milliseconds the worker spent reading the file's bytes into its memory, and indexing
-    /// the parsed snapshot for the views (this summary: timelines, validation). Read, parse
-    /// and index are everything before the first view can be drawn.
-    pub read_ms: f64,
-    pub index_ms: f64,
-    /// The worker's wasm memory once the file is open: its peak so far (it never shrinks).
-    pub worker_memory: u64,
-    /// Highest allocated and reserved bytes of any device over the trace (the dump's totals
-    /// where there is no trace): `analysis::timeline`'s summary. Compares ranks of a job.
-    pub peak_allocated: u64,
-    pub peak_reserved: u64,
-    /// `snapshot::validate`'s messages: the file read, but its numbers disagree, so the views
-    /// show a partial picture. Capped per kind by validate itself.
-    pub warnings: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeviceSummary {
-    pub device: i64,
-    pub segments: u64,
-    pub blocks: u64,
-    pub trace_entries: u64,
-    /// Trace index of the device's first `oom` entry.
-    pub first_oom: Option<u64>,
-    /// Entries other than `snapshot` markers: 0 means the file has no trace of this device
-    /// (a segment-only file), whatever `trace_entries` says.
-    pub traced_entries: u64,
-    /// Pinned host memory (`host_segments`, `host_traces`), shown as one more device: no CUDA
-    /// device, so what replays the CUDA caching allocator does not apply to it.
-    pub host: bool,
-}
-
-impl DeviceSummary {
-    /// The entries the timeline spans: 0 for a device without a trace.
-    pub fn timeline_entries(&self) -> u64 {
-        if self.traced_entries == 0 {
-            0
-        } else {
-            self.trace_entries
-        }
-    }
-}
-
-/// The timeline's plot in pixels, sent with an open so that the worker answers the first screen
-/// (`FirstScreen`) with `Opened`: asked for after it, the segments and the timeline each waited
-/// for a round trip through the page's main thread while it mounted the views (15-30 ms each on
-/// a first open, `scripts/profile_page.py`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlotSize {
-    pub width: u32,
-    pub height: u32,
-}
-
-/// What the page shows first of a file just opened: the opening device's segments and its whole
-/// trace's timeline at the asked size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FirstScreen {
-    pub segments: SegmentsView,
-    /// The request the page's timeline sends for that device, and its answer; `None` for a
-    /// device without a trace.
-    pub timeline: Option<(TimelineRequest, TimelineView)>,
-}
-
-impl FileSummary {
-    /// The device the page opens on: the first with an out-of-memory error (the usual reason
-    /// to open a snapshot), else the first.
-    pub fn opening_device(&self) -> Option<i64> {
-        self.devices
-            .iter()
-            .find(|d| d.first_oom.is_some())
-            .or(self.devices.iter().find(|d| !d.host))
-            .or(self.devices.first())
-            .map(|d| d.device)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum BlockStateVm {
-    ActiveAllocated,
-    ActivePendingFree,
-    Inactive,
-}
-
-impl BlockStateVm {
-    /// The name PyTorch writes, used as `data-state` and as a CSS class.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BlockStateVm::ActiveAllocated => "active_allocated",
-            BlockStateVm::ActivePendingFree => "active_pending_free",
-            BlockStateVm::Inactive => "inactive",
-        }
-    }
-}
-
-/// One device's segments as drawn: segments in address order, blocks in address order within.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SegmentsView {
-    pub device: i64,
-    pub segments: Vec<SegmentVm>,
-    /// The stacks that blocks and segments reference (their `stack` ids), each frame once.
-    pub stacks: StackTable,
-}
-
-impl SegmentsView {
-    pub fn block_count(&self) -> usize {
-        self.segments.iter().map(|s| s.blocks.len()).sum()
-    }
-
-    /// Frames of a stack (`file:line:name`), innermost first (empty for an unknown id).
-    pub fn frames_of(&self, stack: u32) -> impl Iterator<Item = &str> + '_ {
-        self.stacks.frames_of(stack)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SegmentVm {
-    pub address: u64,
-    pub total_size: u64,
-    pub stream: i64,
-    /// "small" or "large" when the file says.
-    pub pool: Option<String>,
-    /// A private pool's `segment_pool_id` (CUDA graph, MemPool); `None` for the default pools.
-    pub pool_id: Option<(i64, i64)>,
-    pub expandable: bool,
-    /// Index into `SegmentsView::stacks`: where the segment was cudaMalloc'ed.
-    pub stack: Option<u32>,
-    pub blocks: Vec<BlockVm>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BlockVm {
-    /// Bytes from the segment's start.
-    pub offset: u64,
-    pub size: u64,
-    pub requested_size: Option<u64>,
-    pub state: BlockStateVm,
-    /// Index into `SegmentsView::stacks`.
-    pub stack: Option<u32>,
-    /// torch <= 2.0: the block's allocation history, oldest first, as (addr, real_size).
-    pub history: Vec<(u64, u64)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FrameVm {
-    pub filename: String,
-    pub line: i64,
-    pub name: String,
-}
-
-impl std::fmt::Display for FrameVm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}", self.filename, self.line, self.name)
-    }
-}
-
-/// Byte totals of one device (see `memsnap_core::analysis::totals`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DiagnosticsView {
-    pub device: i64,
-    pub segments: u64,
-    pub blocks: u64,
-    pub reserved: u64,
-    pub allocated: u64,
-    pub pending_free: u64,
-    pub inactive: u64,
-    pub largest_free: u64,
 }
 
 #[derive(Debug)]

@@ -128,7 +128,7 @@ pub struct StateAtView {
     pub time_us: Option<i64>,
     /// Time of the trace's first entry, to show `time_us` relative to it.
     pub first_time_us: Option<i64>,
-    pub segments: crate::protocol::SegmentsView,
+    pub segments: super::segments::SegmentsView,
 }
 
 /// Allocator settings to replay the trace under (`None`/empty: the default).

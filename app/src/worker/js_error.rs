@@ -1,0 +1,10 @@
+//! A JavaScript exception as the message the page shows.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+pub(super) fn js_error(e: JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
