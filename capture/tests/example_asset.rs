@@ -1,4 +1,4 @@
-//! app/assets/example.pickle is what scripts/make-example.sh makes: `capture --scenario
+//! app/assets/example.pickle is what scripts/gen/make-example.sh makes: `capture --scenario
 //! oom --seed 0`. A change to the scenario or the allocator model shows up here as a stale
 //! asset, to be regenerated with that script.
 
@@ -25,7 +25,7 @@ fn example_asset_is_current() {
     let fresh = std::fs::read(&out).unwrap();
     assert!(
         fresh == committed,
-        "app/assets/example.pickle is stale: run scripts/make-example.sh"
+        "app/assets/example.pickle is stale: run scripts/gen/make-example.sh"
     );
     assert!(
         committed.len() < 400_000,

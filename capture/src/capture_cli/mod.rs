@@ -3,6 +3,7 @@
 pub mod args;
 pub mod device;
 pub mod exec;
+pub mod outcome;
 pub mod progress;
 pub mod replay;
 pub mod run;
@@ -11,4 +12,5 @@ pub mod stacks;
 pub mod summary;
 
 pub use args::Args;
-pub use run::{run, Outcome};
+pub use outcome::Outcome;
+pub use run::run;

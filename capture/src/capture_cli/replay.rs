@@ -20,8 +20,8 @@ use memsnap_core::analysis::replay::{file_config, requests, traced_devices};
 use memsnap_core::snapshot::{self, Action, Snapshot};
 
 use super::device::Device;
+use super::outcome::Outcome;
 use super::progress::Progress;
-use super::run::Outcome;
 use super::summary::Summary;
 
 pub use memsnap_core::analysis::replay::Request;

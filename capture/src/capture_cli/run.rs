@@ -2,11 +2,12 @@
 //! write the snapshot, report.
 
 use memsnap_core::allocator::{Allocator, Config};
-use memsnap_core::snapshot::{self, Snapshot};
+use memsnap_core::snapshot;
 
 use super::args::Args;
 use super::device::{Device, Sim};
 use super::exec::Executor;
+use super::outcome::Outcome;
 use super::progress::Progress;
 use super::replay;
 use super::settings;
@@ -17,13 +18,6 @@ use crate::scenario::{self, builtin, expr, size, Counter, Scenario};
 
 /// Device memory when neither the scenario nor --capacity says (an 80 GB A100/H100).
 pub const DEFAULT_CAPACITY: u64 = 80_000_000_000;
-
-/// What a run made: the snapshot and its summary; `ooms` lists each failed allocation.
-pub struct Outcome {
-    pub snapshot: Snapshot,
-    pub summary: Summary,
-    pub ooms: Vec<String>,
-}
 
 enum Input {
     Scenario(Scenario),

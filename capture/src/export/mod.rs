@@ -7,6 +7,7 @@
 //! rank's files depend on that rank alone, so ranks can be converted by separate processes on
 //! separate machines into one shared directory.
 
+mod error;
 mod table;
 mod tables;
 
@@ -20,6 +21,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
+pub use error::ExportError;
 pub use table::Table;
 
 /// The tables, in the order they are written.
@@ -32,36 +34,6 @@ pub const TABLES: [&str; 7] = [
     "stacks",
     "frames",
 ];
-
-#[derive(Debug)]
-pub enum ExportError {
-    /// A figure above the signed 64-bit range the tables use.
-    Value {
-        column: String,
-        value: u64,
-    },
-    Arrow(String),
-    /// Writing a file failed.
-    Write {
-        path: PathBuf,
-        message: String,
-    },
-}
-
-impl std::fmt::Display for ExportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExportError::Value { column, value } => write!(
-                f,
-                "{column} value {value} does not fit a signed 64-bit Parquet column"
-            ),
-            ExportError::Arrow(m) => write!(f, "building a table: {m}"),
-            ExportError::Write { path, message } => write!(f, "{}: {message}", path.display()),
-        }
-    }
-}
-
-impl std::error::Error for ExportError {}
 
 /// Rows written per table, in [`TABLES`] order, and the bytes written in all.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

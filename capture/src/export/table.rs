@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 
-use super::ExportError;
+use super::error::ExportError;
 
 pub struct Table {
     pub name: &'static str,

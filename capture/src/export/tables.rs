@@ -8,8 +8,8 @@ use memsnap_core::analysis::intervals::{allocations, block_addresses};
 use memsnap_core::analysis::rank_summary::RankSummary;
 use memsnap_core::snapshot::{Snapshot, StackId};
 
+use super::error::ExportError;
 use super::table::{int, ints, opt_ints, Table};
-use super::ExportError;
 
 fn stack_id(s: Option<StackId>) -> Option<i64> {
     s.map(|s| i64::from(s.0))

@@ -1,7 +1,7 @@
 //! `memsnap`: read PyTorch CUDA memory snapshots on the command line.
 //!
 //! Each subcommand is a module with `Args` (clap) and `run(Args) -> Result<(), CliError>`,
-//! registered by one line in [`subcommands!`] below. Errors print as one line,
+//! registered by one line in `subcommands!` below. Errors print as one line,
 //! `memsnap: <file>: <error>`, and exit 1; usage errors are clap's (exit 2).
 
 mod format;

@@ -43,7 +43,7 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
         include_str!("../../scenarios/oom.toml"),
     ),
     // The viewer's bundled example (app/assets/example.pickle) is made from `oom`
-    // (scripts/make-example.sh); this one is a small run with pinning and pending frees.
+    // (scripts/gen/make-example.sh); this one is a small run with pinning and pending frees.
     (
         "example",
         "scenarios/example.toml",

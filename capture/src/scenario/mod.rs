@@ -1,4 +1,4 @@
-//! Scenarios: sequences of tensor allocations and frees, written as TOML files (see [`file`]),
+//! Scenarios: sequences of tensor allocations and frees, written as TOML files (see [`mod@file`]),
 //! run against the allocator model to make snapshots.
 
 pub mod builtin;
