@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Everything CI checks, in order: setup, format, lints (native and wasm), the site build, then
-# all tests, the headless-Chromium page tests included (run against the dist/ built here).
+# Everything CI checks, in order: setup, format, lints (native and wasm), the API docs, the site
+# build, then all tests, the headless-Chromium page tests included (run against the dist/ built here).
 # Usage: scripts/test.sh        (from anywhere; honours CARGO_TARGET_DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 # The page and worker code only exists for wasm32, so lint it there too.
 step "lint (wasm): cargo clippy -p memsnap-app --target wasm32-unknown-unknown -- -D warnings"
 cargo clippy -p memsnap-app --target wasm32-unknown-unknown -- -D warnings
+
+# Broken or private intra-doc links fail here, not in a reader's browser.
+step "docs: cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
 step "site: trunk build --release --offline (into dist/)"
 trunk build --release --offline

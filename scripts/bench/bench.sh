@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # One command for every memsnap benchmark against its peers; writes target/bench/report.md.
 #
-#   scripts/bench.sh            everything (~15-25 min on 2 cores)
-#   BENCH_QUICK=1 scripts/bench.sh   real fixtures + the 100 MB file only, shorter criterion runs
+#   scripts/bench/bench.sh            everything (~15-25 min on 2 cores)
+#   BENCH_QUICK=1 scripts/bench/bench.sh   real fixtures + the 100 MB file only, shorter criterion runs
 #   BENCH_NO_PAGE=1                  skips the page step (headless Chromium)
 #   BENCH_HUGE=1                     also makes and opens a ~1 GB file (slow to generate)
 #
-# Steps: make the large files (scripts/gen-large.sh), fetch the peers (scripts/fetch-peers.sh),
+# Steps: make the large files (scripts/gen/gen-large.sh), fetch the peers (scripts/bench/fetch-peers.sh),
 # build `memsnap` (release), time CPython's pickle.loads on each file's bytes
-# (scripts/bench_pickle.py), time whole commands with hyperfine (`memsnap stats|trace` vs
+# (scripts/bench/bench_pickle.py), time whole commands with hyperfine (`memsnap stats|trace` vs
 # `python3 _memory_viz.py stats|trace`), peak memory of one read vs pickle.load's
-# (scripts/bench_memory.py), run the criterion benches (read, analyses, replay),
-# the replay in wasm vs native (scripts/bench_replay_wasm.sh, node),
+# (scripts/bench/bench_memory.py), run the criterion benches (read, analyses, replay),
+# the replay in wasm vs native (scripts/bench/bench_replay_wasm.sh, node),
 # then the page in headless Chromium (tests/tests/page_bench.rs, release: the worker's pipeline
 # vs the same native, first paint, zoom/pan, memory, the largest file that opens), then
-# tabulate (scripts/bench_report.py).
+# tabulate (scripts/bench/bench_report.py).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 out="$root/target/bench"
@@ -30,8 +30,8 @@ command -v hyperfine >/dev/null || {
     { apt-get update -qq && apt-get install -y -qq hyperfine; } >/dev/null
 }
 
-scripts/gen-large.sh
-scripts/fetch-peers.sh
+scripts/gen/gen-large.sh
+scripts/bench/fetch-peers.sh
 cargo build --release -q -p memsnap-capture --bin memsnap
 memsnap="$CARGO_TARGET_DIR/release/memsnap"
 viz="$root/target/peers/_memory_viz.py"
@@ -46,8 +46,8 @@ large=("$root/target/bench-data/large-100mb.pickle")
 [[ -n "$quick" ]] || large+=("$root/target/bench-data/large-500mb.pickle")
 
 echo "bench: CPython pickle.loads"
-python3 scripts/bench_pickle.py "${real[@]}" > "$out/pickle-real.json"
-python3 scripts/bench_pickle.py --min-runs 2 --min-time 0 "${large[@]}" > "$out/pickle-large.json"
+python3 scripts/bench/bench_pickle.py "${real[@]}" > "$out/pickle-real.json"
+python3 scripts/bench/bench_pickle.py --min-runs 2 --min-time 0 "${large[@]}" > "$out/pickle-large.json"
 
 # Whole commands on the three largest real fixtures and the large files.
 mapfile -t biggest < <(ls -S "${real[@]}" 2>/dev/null | head -n 3)
@@ -73,7 +73,7 @@ echo "bench: peak memory of a read, memsnap vs CPython pickle.load"
 cargo build --release -q -p memsnap-core --example read_loop
 huge=()
 [[ -n "${BENCH_HUGE:-}" ]] && huge=(--no-pickle "$root/target/bench-data/large-1gb.pickle")
-python3 scripts/bench_memory.py "$CARGO_TARGET_DIR/release/examples/read_loop" "${biggest[@]}" "${large[@]}" \
+python3 scripts/bench/bench_memory.py "$CARGO_TARGET_DIR/release/examples/read_loop" "${biggest[@]}" "${large[@]}" \
     "${huge[@]}" > "$out/memory.json"
 
 echo "bench: criterion (read, analyses, replay)"
@@ -84,7 +84,7 @@ cargo bench -q -p memsnap-core --bench read --bench analyses --bench replay -- "
 
 echo "bench: replay wasm vs native (node)"
 rm -f "$out/replay-wasm.json"
-scripts/bench_replay_wasm.sh > "$out/replay-wasm.json"
+scripts/bench/bench_replay_wasm.sh > "$out/replay-wasm.json"
 
 if [[ -z "${BENCH_NO_PAGE:-}" ]]; then
     echo "bench: page (headless Chromium; site built into target/bench/dist)"
@@ -94,7 +94,7 @@ if [[ -z "${BENCH_NO_PAGE:-}" ]]; then
         > "$out/page.txt" 2>&1 || { tail -n 20 "$out/page.txt"; exit 1; }
 fi
 
-python3 scripts/bench_report.py --out "$out/report.md" --criterion "$CARGO_TARGET_DIR/criterion" \
+python3 scripts/bench/bench_report.py --out "$out/report.md" --criterion "$CARGO_TARGET_DIR/criterion" \
     --replay-wasm "$out/replay-wasm.json" \
     --pickle "$out/pickle-real.json" "$out/pickle-large.json" --hyperfine "$out"/hyperfine-*.json \
     --skipped "$out/skipped.txt" --page "$out/page.json" --memory "$out/memory.json"

@@ -8,7 +8,7 @@ Not run in CI (minutes, and a loaded machine skews it). Needs a release build of
 Spark part `pyspark` (pip) with a JDK (Debian: default-jre-headless); without them that part
 is skipped with a message.
 
-    python3 scripts/bench_export.py [--ranks 1024] [--work DIR] [--jobs 1,2] [--keep]
+    python3 scripts/bench/bench_export.py [--ranks 1024] [--work DIR] [--jobs 1,2] [--keep]
 
 The rank files are hard links to the real fixtures in turn (rank i = fixture i mod 16), plus
 every 64th rank made by `capture` on a small device so that some ranks ran out of memory; the
@@ -26,12 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "parquet-schema.md"
 
 
 def fixtures():
-    d = Path(os.environ.get("MEMSNAP_REAL_FIXTURES", ROOT.parent.parent / "shared/fixtures/real"))
+    d = Path(os.environ.get("MEMSNAP_REAL_FIXTURES", ROOT.parent / "shared/fixtures/real"))
     if not d.is_dir():
         d = Path("/work/shared/fixtures/real")
     files = sorted(p for p in d.iterdir() if p.suffix in (".pickle", ".pkl"))

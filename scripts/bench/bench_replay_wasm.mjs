@@ -2,7 +2,7 @@
 // workload as the native `replay_rate` example (core/examples/replay_wasm.rs, built for
 // wasm32-unknown-unknown). Prints one JSON line in replay_rate's form.
 //
-//   node scripts/bench_replay_wasm.mjs REPLAY_WASM.wasm [RUNS [ENTRIES]]
+//   node scripts/bench/bench_replay_wasm.mjs REPLAY_WASM.wasm [RUNS [ENTRIES]]
 //
 // Best of RUNS (after one warm-up run, so that V8's optimising tier has compiled the module):
 // wall time, and the process's CPU time (user + system, which also counts V8's helper threads).

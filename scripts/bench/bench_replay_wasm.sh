@@ -3,12 +3,12 @@
 # workload): builds core/examples/replay_rate (native) and core/examples/replay_wasm
 # (wasm32-unknown-unknown, run by node), runs each best-of-RUNS, prints one JSON object:
 #
-#   scripts/bench_replay_wasm.sh [RUNS]      (default 7; needs node)
+#   scripts/bench/bench_replay_wasm.sh [RUNS]      (default 7; needs node)
 #
 # {"native": {...}, "wasm": {...}, "ratio_cpu": native/wasm, "ratio_wall": ...}: entries/s by
 # thread CPU time natively, by process CPU time in node, and by wall time for both.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 runs="${1:-7}"
@@ -16,7 +16,7 @@ command -v node >/dev/null || { echo "bench_replay_wasm: node is not installed" 
 cargo build --release -q -p memsnap-core --example replay_rate
 cargo build --release -q -p memsnap-core --example replay_wasm --target wasm32-unknown-unknown
 native="$("$CARGO_TARGET_DIR/release/examples/replay_rate" "$runs")"
-wasm="$(node scripts/bench_replay_wasm.mjs \
+wasm="$(node scripts/bench/bench_replay_wasm.mjs \
     "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/examples/replay_wasm.wasm" "$runs")"
 python3 - "$native" "$wasm" <<'PY'
 import json, sys

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Tabulates one scripts/bench.sh run into markdown: figure, memsnap, peer, ratio.
+"""Tabulates one scripts/bench/bench.sh run into markdown: figure, memsnap, peer, ratio.
 
 Inputs: criterion's output folder (read, analyses and replay benches), the JSON of
-scripts/bench_pickle.py (CPython pickle.loads on the same bytes), and hyperfine's JSON exports
-(whole commands, memsnap vs torch's _memory_viz.py), scripts/bench_memory.py's (peak RSS of a
+scripts/bench/bench_pickle.py (CPython pickle.loads on the same bytes), and hyperfine's JSON exports
+(whole commands, memsnap vs torch's _memory_viz.py), scripts/bench/bench_memory.py's (peak RSS of a
 read vs pickle.load's) and tests/tests/page_bench.rs's (the page in headless Chromium). Times are CPU time (thread CPU time for
 the in-process figures, user + system for whole commands), since the machines are shared;
 medians, except hyperfine's user/system, which are means. MB = 10^6 bytes.
@@ -43,7 +43,7 @@ def mbs(nbytes, secs):
 
 
 def replay_wasm_rows(path, rows, checks):
-    """Rows and goal of scripts/bench_replay_wasm.sh's JSON (same trace, native vs node)."""
+    """Rows and goal of scripts/bench/bench_replay_wasm.sh's JSON (same trace, native vs node)."""
     with open(path) as f:
         r = json.load(f)
     n, w = r["native"], r["wasm"]
@@ -57,7 +57,7 @@ def replay_wasm_rows(path, rows, checks):
 
 
 def memory_rows(path, rows):
-    """Peak RSS of one read of each file, memsnap vs CPython's pickle.load (scripts/bench_memory.py)."""
+    """Peak RSS of one read of each file, memsnap vs CPython's pickle.load (scripts/bench/bench_memory.py)."""
     with open(path) as f:
         for r in json.load(f):
             ours, peer = r["memsnap_rss"], r.get("pickle_rss")
@@ -227,7 +227,7 @@ def page_rows(page, rows, checks, lines_after):
             rows.append((f"opens in the page: {f['file']} ({f['bytes'] / 1e6:,.0f} MB)", what + (f": {msg[:120]}…" if msg else ""),
                          "MemoryViz.js reported to crash near 1 GB (their figure)" if "1gb" in f["file"] else "—", "—"))
     for n in page.get("not_generated", []):
-        rows.append((f"opens in the page: {n}", "not generated (BENCH_HUGE=1 scripts/bench.sh makes it)", "—", "—"))
+        rows.append((f"opens in the page: {n}", "not generated (BENCH_HUGE=1 scripts/bench/bench.sh makes it)", "—", "—"))
     gb = next((f for f in files if f["file"] == "large-1gb.pickle"), None)
     checks.append(("a 1 GB file opens in the page", gb.get("outcome", "?") if gb else "not generated",
                    bool(gb) and gb.get("outcome") == "opened"))
@@ -251,11 +251,11 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--criterion", required=True)
     ap.add_argument("--pickle", nargs="*", default=[])
-    ap.add_argument("--replay-wasm", help="scripts/bench_replay_wasm.sh's JSON")
+    ap.add_argument("--replay-wasm", help="scripts/bench/bench_replay_wasm.sh's JSON")
     ap.add_argument("--hyperfine", nargs="*", default=[])
     ap.add_argument("--skipped")
     ap.add_argument("--page", help="tests/tests/page_bench.rs's JSON")
-    ap.add_argument("--memory", help="scripts/bench_memory.py's JSON")
+    ap.add_argument("--memory", help="scripts/bench/bench_memory.py's JSON")
     args = ap.parse_args()
 
     crit = criterion(args.criterion)

@@ -8,7 +8,7 @@
 # It imports no torch at module level, and its `stats`/`trace` paths use only pickle and the
 # standard library, so it runs with plain python3 (checked by running it below).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 peers="$root/target/peers"
 mkdir -p "$peers/wheel"
 

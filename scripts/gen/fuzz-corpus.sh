@@ -3,7 +3,7 @@
 # table's inputs, the capture scenarios, and the real fixtures up to 256 KiB (copied at run time,
 # never committed; larger ones only slow each fuzz iteration down).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 fixtures="${MEMSNAP_REAL_FIXTURES:-$root/../shared/fixtures/real}"
 
 snap="$root/fuzz/corpus/read_snapshot"

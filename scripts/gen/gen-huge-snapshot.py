@@ -5,7 +5,7 @@ free_completed triples whose entries share a few hundred frame lists by memo, as
 pickles do (keys and action strings memoized once, LONG_BINGET thereafter, APPENDS in batches of
 1000, protocol 4 framed). Not committed output: write it to /tmp.
 
-    python3 scripts/gen-huge-snapshot.py /tmp/huge.pickle --mb 1024
+    python3 scripts/gen/gen-huge-snapshot.py /tmp/huge.pickle --mb 1024
     /usr/bin/time -v target/release/memsnap stats /tmp/huge.pickle
 """
 

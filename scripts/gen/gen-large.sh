@@ -5,11 +5,11 @@
 #   large-1gb.pickle    ~6.7M trace entries, fresh frame lists of shared frames, as the 500 MB one
 #                       (~1 GB; only with BENCH_HUGE=1)
 # The first two are read back with CPython's pickle.load and their counts checked
-# (scripts/gen_large.py); the 1 GB one is streamed by scripts/gen-huge-snapshot.py (seconds, constant
+# (scripts/gen/gen_large.py); the 1 GB one is streamed by scripts/gen/gen-huge-snapshot.py (seconds, constant
 # memory; gen_large.py needed ~15 min and ~10 GB for it).
 # FORCE=1 regenerates.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/target/bench-data"
 mkdir -p "$out"
 
@@ -20,7 +20,7 @@ make() { # name entries context
         return
     fi
     echo "gen-large: writing $file ($2 entries, context=$3)"
-    python3 "$root/scripts/gen_large.py" "$file" --entries "$2" --context "$3" --seed 1
+    python3 "$root/scripts/gen/gen_large.py" "$file" --entries "$2" --context "$3" --seed 1
 }
 
 make large-100mb 1000000 alloc
@@ -30,6 +30,6 @@ if [[ -n "${BENCH_HUGE:-}" ]]; then
         echo "gen-large: $out/large-1gb.pickle exists (FORCE=1 to remake)"
     else
         echo "gen-large: writing $out/large-1gb.pickle (streamed)"
-        python3 "$root/scripts/gen-huge-snapshot.py" "$out/large-1gb.pickle" --mb 1024
+        python3 "$root/scripts/gen/gen-huge-snapshot.py" "$out/large-1gb.pickle" --mb 1024
     fi
 fi

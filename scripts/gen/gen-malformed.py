@@ -7,7 +7,7 @@ cases.tsv columns: file, outcome, key words.
   outcome `warn`:  read succeeds; validate() warns, every key word is in some warning.
   outcome `ok`:    read succeeds with no warning (key words unused, `-`).
 
-Run from anywhere: python3 scripts/gen-malformed.py (deterministic; rerun after changing it).
+Run from anywhere: python3 scripts/gen/gen-malformed.py (deterministic; rerun after changing it).
 """
 
 import gzip
@@ -16,7 +16,7 @@ import pickle
 import struct
 import sys
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "malformed")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "malformed")
 CASES = []
 
 # Crashes found by `cargo fuzz run read_snapshot`, fixed in the reader, kept as regressions.

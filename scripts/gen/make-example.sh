@@ -7,7 +7,7 @@
 # file only changes when the scenario or the allocator model does; capture's test
 # example_asset.rs fails when the committed file is stale.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cargo run --quiet -p memsnap-capture --bin capture -- \
     --scenario oom --seed 0 --quiet -o app/assets/example.pickle
 echo "wrote app/assets/example.pickle ($(wc -c < app/assets/example.pickle) bytes)"

@@ -11,10 +11,10 @@
 # container memoised, LONG_BINGET past 256 memo entries) differ from memsnap's own writer's,
 # and real files spend most of their parse on frames: the first version of this input (4
 # frames an entry, one file name) left the first real file's parse at 2.5x its warm time
-# (scripts/profile_page.py, cs336-a-2.7b-forward cold against warm). Every name here is made up;
+# (scripts/profile/profile_page.py, cs336-a-2.7b-forward cold against warm). Every name here is made up;
 # only the shape matters, and it is never shown.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 tmp="$(mktemp)"
 trap 'rm -f "$tmp"' EXIT
 cargo run --quiet -p memsnap-capture --bin capture -- \

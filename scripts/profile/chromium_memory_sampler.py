@@ -4,7 +4,7 @@ process type (browser, renderer, GPU, utilities) every INTERVAL seconds, and at 
 renderers' PSS by mapping name, from /proc/PID/smaps. Writes OUT.json (peak, its breakdown, the
 time series), rewritten at each sample; stop it with Ctrl-C or kill when the bench ends.
 
-    python3 scripts/chromium_memory_sampler.py target/bench/fleet-memory.json 0.25 &
+    python3 scripts/profile/chromium_memory_sampler.py target/bench/fleet-memory.json 0.25 &
     FLEET_SETS=1024 MEMSNAP_DIST=$PWD/dist cargo test -p memsnap-tests --test page_fleet_bench \
         -- --ignored --nocapture; kill %1
 

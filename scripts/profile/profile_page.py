@@ -7,7 +7,7 @@ to the page and, paused at its start, to the worker, starts V8's sampling profil
 the file through the page's file input, waits for the page's own first-paint measure, and prints
 where each thread spent its time (self time by function, wasm functions by their Rust names).
 
-    python3 scripts/profile_page.py dist FILE [FILE...] [--opens 3] [--out target/profile]
+    python3 scripts/profile/profile_page.py dist FILE [FILE...] [--opens 3] [--out target/profile]
         [--zoom N]   # then N timeline zoom steps that land during background analyses
         [--no-profiler]  # the measures alone, as the page bench times them
 
@@ -202,7 +202,7 @@ async def run(args):
 @contextlib.asynccontextmanager
 async def devtools(extra_args=()):
     """A fresh headless Chromium (its own profile) and a `Cdp` connection to it; both go at
-    the end. scripts/read_probe.py uses it too."""
+    the end. scripts/profile/read_probe.py uses it too."""
     profile_dir = tempfile.mkdtemp(prefix="memsnap-profile-")
     proc = subprocess.Popen(
         [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",

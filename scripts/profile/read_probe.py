@@ -16,9 +16,9 @@ bench prints, and these rows are the floor under the worker's read + parse + ind
 machine: what the page would measure if its wasm ran as fast as native code. With several files,
 a last line adds each method's reads up, as the page bench's "real fixtures together" does.
 
-    python3 scripts/read_probe.py FILE [FILE...] [--reps 3] [--pages 3] [--parse-mb-s 420]
+    python3 scripts/profile/read_probe.py FILE [FILE...] [--reps 3] [--pages 3] [--parse-mb-s 420]
 
-Needs Chromium and the `websockets` package (bench-time only, like scripts/profile_page.py).
+Needs Chromium and the `websockets` package (bench-time only, like scripts/profile/profile_page.py).
 """
 
 import argparse

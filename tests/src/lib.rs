@@ -3,6 +3,7 @@
 pub mod built;
 pub mod fixtures;
 pub mod memsnap_bin;
+pub mod module_graph;
 pub mod python;
 pub mod rank_files;
 pub mod web;

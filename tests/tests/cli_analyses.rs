@@ -130,7 +130,7 @@ fn diagnose_json_equals_core_and_the_page_worker() {
                     })
                     .collect()
             };
-            let page_rows = |fixes: &[memsnap_app::analysis_protocol::FixVm]| -> Vec<_> {
+            let page_rows = |fixes: &[memsnap_app::protocol::analysis::FixVm]| -> Vec<_> {
                 fixes
                     .iter()
                     .map(|f| {

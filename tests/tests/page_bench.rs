@@ -1,4 +1,4 @@
-//! The page benchmark (issue 6), run by scripts/bench.sh in release: in headless Chromium, per
+//! The page benchmark (issue 6), run by scripts/bench/bench.sh in release: in headless Chromium, per
 //! real fixture and large file, the worker's pipeline (read the File, parse, index for the
 //! views) from the worker's own `performance.now()` figures, next to the same pipeline native
 //! (`snapshot::read` + the worker's `file_summary`) timed here in the same run; load to first
@@ -29,7 +29,7 @@ use memsnap_tests::web::server::StaticServer;
 use memsnap_tests::web::workers;
 use serde_json::{json, Value};
 
-/// The large generated files (scripts/gen-large.sh), in this order; absent ones are listed as
+/// The large generated files (scripts/gen/gen-large.sh), in this order; absent ones are listed as
 /// not generated.
 const LARGE: [&str; 3] = ["large-100mb", "large-500mb", "large-1gb"];
 /// Files this large are parsed while the browser reads them (`app/src/worker/streaming.rs`,
@@ -68,7 +68,9 @@ fn native_ms(bytes: &[u8], name: &str, runs: usize) -> Option<f64> {
 /// The worker's answers for the first paint and for one zoom step, natively: ms per request
 /// kind on the zoomed file (a profile of where a zoom step's time goes in the worker).
 fn native_requests(bytes: &[u8], name: &str) -> Value {
-    use memsnap_app::analysis_protocol::{EntryRange, FlameMeasure, FlameRequest, TimelineRequest};
+    use memsnap_app::protocol::analysis::{
+        EntryRange, FlameMeasure, FlameRequest, TimelineRequest,
+    };
     use memsnap_app::protocol::Request;
     let Ok(mut snap) = memsnap_core::snapshot::read(bytes) else {
         return Value::Null;
@@ -485,7 +487,7 @@ fn print_peer_table(records: &[Value]) {
 }
 
 #[tokio::test(flavor = "current_thread")]
-#[ignore = "benchmark (minutes): scripts/bench.sh runs it in release"]
+#[ignore = "benchmark (minutes): scripts/bench/bench.sh runs it in release"]
 async fn page_benchmark() {
     let Some(dist) = dist_dir() else { return };
     let quick = std::env::var_os("BENCH_QUICK").is_some_and(|v| !v.is_empty());

@@ -3,7 +3,7 @@
 //! clock (from the input's change event to the animation frame after the first complete view)
 //! and the same memory figure (its JS heap; it has no wasm and no worker).
 //!
-//! It is in no package: scripts/fetch-peers.sh prepares target/peers/memoryviz/ from a copy the
+//! It is in no package: scripts/bench/fetch-peers.sh prepares target/peers/memoryviz/ from a copy the
 //! user names (`MEMSNAP_MEMORYVIZ_JS`), with d3 from the npm registry. Without it the bench
 //! says so and measures memsnap alone.
 
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
-/// target/peers/memoryviz/, when scripts/fetch-peers.sh has prepared it.
+/// target/peers/memoryviz/, when scripts/bench/fetch-peers.sh has prepared it.
 pub fn peer_dir(workspace: &Path) -> Option<PathBuf> {
     let dir = workspace.join("target/peers/memoryviz");
     if dir.join("index.html").is_file() && dir.join("MemoryViz.js").is_file() {
@@ -21,13 +21,13 @@ pub fn peer_dir(workspace: &Path) -> Option<PathBuf> {
     }
     eprintln!(
         "page_bench: MemoryViz.js is not set up in {}, so it is not measured; to measure it: \
-         MEMSNAP_MEMORYVIZ_JS=<a copy of torch/utils/viz/MemoryViz.js> scripts/fetch-peers.sh",
+         MEMSNAP_MEMORYVIZ_JS=<a copy of torch/utils/viz/MemoryViz.js> scripts/bench/fetch-peers.sh",
         dir.display()
     );
     None
 }
 
-/// Which copy of MemoryViz.js (its sha256) and which d3 scripts/fetch-peers.sh set up.
+/// Which copy of MemoryViz.js (its sha256) and which d3 scripts/bench/fetch-peers.sh set up.
 pub fn source(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("SOURCE"))
         .map(|s| s.trim().to_string())

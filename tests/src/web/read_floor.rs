@@ -5,7 +5,7 @@
 //! Measured in the same run as the worker's figures, it bounds what the worker's read + parse
 //! + index can reach on this machine: no parse is faster than no parse.
 //!
-//! `scripts/read_probe.py` compares four ways of reading and a stand-in parse; this is its
+//! `scripts/profile/read_probe.py` compares four ways of reading and a stand-in parse; this is its
 //! `byob` row, kept in the bench so that every run carries it.
 
 use std::path::Path;
