@@ -181,6 +181,9 @@ pub fn reasons(flags: &RankFlags) -> Vec<String> {
     if flags.top_frame_differs {
         out.push("another top frame".into());
     }
+    if flags.peak_phase_differs {
+        out.push("peaks in another phase".into());
+    }
     out
 }
 

@@ -1,9 +1,9 @@
-//! `memsnap export --parquet`: one rank's snapshot as seven Parquet tables that DuckDB,
+//! `memsnap export --parquet`: one rank's snapshot as eight Parquet tables that DuckDB,
 //! DataFusion or Spark query as they are (docs/parquet-schema.md). memsnap converts; existing
 //! engines do the distributed part.
 //!
 //! Layout (Hive partitioning by rank): `OUT_DIR/<table>/rank=<R>/part-0.parquet` for the
-//! tables `ranks`, `segments`, `blocks`, `allocations`, `trace`, `stacks`, `frames`. Each
+//! tables `ranks`, `segments`, `blocks`, `allocations`, `trace`, `stacks`, `frames`, `phases`. Each
 //! rank's files depend on that rank alone, so ranks can be converted by separate processes on
 //! separate machines into one shared directory.
 
@@ -25,7 +25,7 @@ pub use error::ExportError;
 pub use table::Table;
 
 /// The tables, in the order they are written.
-pub const TABLES: [&str; 7] = [
+pub const TABLES: [&str; 8] = [
     "ranks",
     "segments",
     "blocks",
@@ -33,6 +33,7 @@ pub const TABLES: [&str; 7] = [
     "trace",
     "stacks",
     "frames",
+    "phases",
 ];
 
 /// Rows written per table, in [`TABLES`] order, and the bytes written in all.
@@ -50,7 +51,7 @@ pub fn table_path(out_dir: &Path, table: &str, rank: u32) -> PathBuf {
         .join("part-0.parquet")
 }
 
-/// Writes the seven tables of one rank under `out_dir`, replacing that rank's earlier files.
+/// Writes the eight tables of one rank under `out_dir`, replacing that rank's earlier files.
 /// Each file is written beside its final name and renamed into place, so a reader of the
 /// shared directory never sees half a file.
 pub fn export_rank(
@@ -69,7 +70,8 @@ pub fn export_rank(
             "allocations" => tables::allocation_rows(snap)?,
             "trace" => tables::trace(snap)?,
             "stacks" => tables::stacks(snap),
-            _ => tables::frames(snap),
+            "frames" => tables::frames(snap),
+            _ => tables::phases(snap)?,
         };
         let batch = table
             .batch()

@@ -1,11 +1,13 @@
-//! The seven tables of one rank, built from its snapshot and its [`RankSummary`]. Columns and
+//! The eight tables of one rank, built from its snapshot and its [`RankSummary`]. Columns and
 //! their meaning are listed in docs/parquet-schema.md; the rank itself is not a column of any
 //! file but the `rank=<R>` directory (Hive partitioning), which DuckDB and Spark turn into a
 //! `rank` column.
 
 use memsnap_core::analysis::frames::{kind, top_user_frame, FrameKind};
 use memsnap_core::analysis::intervals::{allocations, block_addresses};
+use memsnap_core::analysis::phases::{phase_stats, phases as find_phases};
 use memsnap_core::analysis::rank_summary::RankSummary;
+use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::{Snapshot, StackId};
 
 use super::error::ExportError;
@@ -78,6 +80,12 @@ pub fn ranks(r: &RankSummary) -> Result<Table, ExportError> {
             "top_frame",
             &d.iter()
                 .map(|d| d.top_frames.first().map(|f| f.frame.as_str()))
+                .collect::<Vec<_>>(),
+        )
+        .opt_str(
+            "peak_phase",
+            &d.iter()
+                .map(|d| d.peak_phase.as_deref())
                 .collect::<Vec<_>>(),
         ))
 }
@@ -270,4 +278,68 @@ pub fn frames(s: &Snapshot) -> Table {
             "kind",
             &f.iter().map(|f| kind_name(kind(f))).collect::<Vec<_>>(),
         )
+}
+
+/// One row per phase of the program (`analysis::phases`), per device; none for a device
+/// whose file has no annotations or whose trace has no times.
+pub fn phases(s: &Snapshot) -> Result<Table, ExportError> {
+    let (mut device, mut phase, mut name, mut path) = (vec![], vec![], vec![], vec![]);
+    let (mut parent, mut depth, mut first, mut end) = (vec![], vec![], vec![], vec![]);
+    let (mut start_us, mut end_us, mut compile) = (vec![], vec![], vec![]);
+    let (mut peak_alloc, mut peak_entry, mut peak_resv) = (vec![], vec![], vec![]);
+    let (mut allocs, mut allocated, mut requested) = (vec![], vec![], vec![]);
+    let (mut frees, mut freed, mut net) = (vec![], vec![], vec![]);
+    for d in s.devices() {
+        let Ok(index) = usize::try_from(d) else {
+            continue;
+        };
+        let Ok(found) = find_phases(s, index) else {
+            continue;
+        };
+        let tl = Timeline::build(s, index);
+        for (i, p) in found.phases.iter().enumerate() {
+            let st = phase_stats(s, &tl, p);
+            device.push(d);
+            phase.push(i as i64);
+            name.push(p.name.clone());
+            path.push(found.path(i));
+            parent.push(p.parent.map(|x| x as i64));
+            depth.push(p.depth as i64);
+            first.push(p.first as i64);
+            end.push(p.end as i64);
+            start_us.push(p.start_us);
+            end_us.push(p.end_us);
+            compile.push(p.compile);
+            peak_alloc.push(int(st.peak_allocated, "peak_allocated_bytes")?);
+            peak_entry.push(st.peak_index.map(|x| x as i64));
+            peak_resv.push(int(st.peak_reserved, "peak_reserved_bytes")?);
+            allocs.push(st.allocs as i64);
+            allocated.push(int(st.allocated_bytes, "allocated_bytes")?);
+            requested.push(int(st.requested_bytes, "requested_bytes")?);
+            frees.push(st.frees as i64);
+            freed.push(int(st.freed_bytes, "freed_bytes")?);
+            net.push(st.net_bytes);
+        }
+    }
+    Ok(Table::new("phases")
+        .int("device", device)
+        .int("phase", phase)
+        .str("name", &name)
+        .str("path", &path)
+        .opt_int("parent", parent)
+        .int("depth", depth)
+        .int("first_entry", first)
+        .int("end_entry", end)
+        .opt_int("start_us", start_us)
+        .opt_int("end_us", end_us)
+        .bool("compile", compile)
+        .int("peak_allocated_bytes", peak_alloc)
+        .opt_int("peak_allocated_entry", peak_entry)
+        .int("peak_reserved_bytes", peak_resv)
+        .int("allocs", allocs)
+        .int("allocated_bytes", allocated)
+        .int("requested_bytes", requested)
+        .int("frees", frees)
+        .int("freed_bytes", freed)
+        .int("net_bytes", net))
 }

@@ -194,9 +194,10 @@ fn device_text(out: &mut String, file: &str, snap: &Snapshot, dev: &Device, st: 
 
     // The peak and what it is made of.
     let p = &d.peak;
-    let at = match p.index {
-        Some(i) => format!("after entry {i}"),
-        None => "at the dump (no trace)".to_string(),
+    let at = match (p.index, &d.peak_phase) {
+        (Some(i), Some(phase)) => format!("after entry {i} (in {phase})"),
+        (Some(i), None) => format!("after entry {i}"),
+        (None, _) => "at the dump (no trace)".to_string(),
     };
     out.push_str(&st.head(&format!(
         "peak: {} allocated {at}, {} reserved, {} live allocations",

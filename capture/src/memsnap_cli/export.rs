@@ -1,4 +1,4 @@
-//! `memsnap export FILES_OR_DIRS... --parquet OUT_DIR [--rank R]`: each snapshot as seven
+//! `memsnap export FILES_OR_DIRS... --parquet OUT_DIR [--rank R]`: each snapshot as eight
 //! Hive-partitioned Parquet tables (`OUT_DIR/<table>/rank=<R>/part-0.parquet`, see
 //! docs/parquet-schema.md) for DuckDB, DataFusion or Spark. One file per process works too
 //! (`--rank`), so a cluster can convert each rank where its snapshot lies.

@@ -69,6 +69,9 @@ fn flags(f: &RankFlags) -> String {
     if f.top_frame_differs {
         out.push("OTHER-FRAME".to_string());
     }
+    if f.peak_phase_differs {
+        out.push("OTHER-PHASE".to_string());
+    }
     out.join(" ")
 }
 
@@ -84,7 +87,7 @@ fn table(ranks: &[RankSummary], overview: &Fleet) -> String {
     let outliers = overview.ranks.iter().filter(|f| f.is_outlier()).count();
     let mut out = format!(
         "{} ranks, median peak allocated {}, {} flagged (peak beyond ±{:.0}% of the median, OOM, \
-         fragmented cache, or another top frame than most ranks)\n",
+         fragmented cache, another top frame or another peak phase than most ranks)\n",
         ranks.len(),
         size(overview.median_peak_allocated_bytes),
         outliers,
@@ -92,6 +95,9 @@ fn table(ranks: &[RankSummary], overview: &Fleet) -> String {
     );
     if let Some(m) = &overview.majority_top_frame {
         out.push_str(&format!("most ranks' top frame at the peak: {m}\n"));
+    }
+    if let Some(m) = &overview.majority_peak_phase {
+        out.push_str(&format!("most ranks peak in: {m}\n"));
     }
     let words: Vec<String> = overview.ranks.iter().map(flags).collect();
     let w = words.iter().map(String::len).max().unwrap_or(0).max("flags".len());

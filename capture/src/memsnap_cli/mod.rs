@@ -60,6 +60,8 @@ subcommands! {
     Fleet => fleet,
     /// Snapshots as Hive-partitioned Parquet tables (by rank) for DuckDB, DataFusion or Spark.
     Export => export,
+    /// The program's phases (record_function, optimizer steps, torch.compile) and memory in each.
+    Phases => phases,
     /// Why the file ran out of memory: request, free blocks by pool, live frames, replayed fixes.
     Oom => oom,
 }

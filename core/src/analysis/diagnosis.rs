@@ -5,6 +5,7 @@ use super::churn::{churn_paced, Churn};
 use super::fragmentation::{fragmentation, DeviceFragmentation};
 use super::pace::{self, Pace, CHUNK};
 use super::peak::{peak_paced, Peak};
+use super::phases::phases;
 use super::pinning::{pinning, PinningBlock};
 use super::plan::{plan, Plan, PlanSizes};
 use super::timeline::{Timeline, TimelineSummary};
@@ -21,6 +22,9 @@ pub struct Diagnosis {
     pub churn: Churn,
     pub pinning: Vec<PinningBlock>,
     pub peak: Peak,
+    /// The innermost phase of the program (`external_annotations`) holding the peak, as
+    /// `outer > inner`; `None` when the file has no phases or the peak is outside all of them.
+    pub peak_phase: Option<String>,
     pub anomalies: Anomalies,
     /// Planned lower bound; `None` without a trace (the dump alone has no lifetimes).
     pub plan: Option<PlanSummary>,
@@ -85,6 +89,10 @@ pub async fn diagnose_unplanned_paced(
     let mut peak = peak_paced(snap, tl, pace).await;
     // Without a trace the figures are the dump's: no entry to point at.
     peak.index = peak.index.filter(|_| has_trace);
+    let peak_phase = peak
+        .index
+        .and_then(|i| phases(snap, device).ok().map(|p| (i, p)))
+        .and_then(|(i, p)| p.innermost_at(i).map(|at| p.path(at)));
     let anomalies = anomalies_paced(snap, device, tl, pace).await;
     let mut sizes: Vec<u64> = Vec::new();
     for chunk in tl.allocations.list.chunks(CHUNK) {
@@ -119,6 +127,7 @@ pub async fn diagnose_unplanned_paced(
         churn,
         pinning,
         peak,
+        peak_phase,
         anomalies,
         plan: None,
         verdicts,

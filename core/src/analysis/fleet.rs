@@ -1,7 +1,8 @@
 //! A whole job at once: which ranks stand out among their [`RankSummary`]s. Data-parallel ranks
 //! run the same code on the same shapes, so they should look alike; a rank is flagged when its
 //! peak is far from the median, when it hit an OOM, when its cache is fragmented, or when a
-//! different line of code holds the most memory at its peak than on most ranks. `memsnap fleet`
+//! different line of code holds the most memory at its peak than on most ranks, or when it
+//! peaks in another phase of the program than most ranks do. `memsnap fleet`
 //! and the page's fleet overview both read this.
 
 use std::collections::HashMap;
@@ -24,6 +25,9 @@ pub struct Fleet {
     /// The top peak frame ([`RankSummary::top_frame`]) of the most ranks, when more than half
     /// of the ranks with one share it.
     pub majority_top_frame: Option<String>,
+    /// The peak's phase ([`RankSummary::peak_phase`]) of the most ranks, when more than half of
+    /// the ranks with one share it.
+    pub majority_peak_phase: Option<String>,
     /// One per summary, in the order given.
     pub ranks: Vec<RankFlags>,
 }
@@ -43,6 +47,9 @@ pub struct RankFlags {
     pub fragmented: bool,
     /// Its top peak frame differs from [`Fleet::majority_top_frame`].
     pub top_frame_differs: bool,
+    /// It peaks in a phase other than [`Fleet::majority_peak_phase`] (ranks whose peak is in no
+    /// phase are not compared: their file may have none).
+    pub peak_phase_differs: bool,
 }
 
 impl RankFlags {
@@ -53,6 +60,7 @@ impl RankFlags {
             || self.ooms > 0
             || self.fragmented
             || self.top_frame_differs
+            || self.peak_phase_differs
     }
 }
 
@@ -92,6 +100,8 @@ pub fn fleet(ranks: &[RankSummary]) -> Fleet {
     let med = median(&mut peaks);
     let top = |r: &RankSummary| r.top_frame().map(|f| f.frame.clone());
     let majority_top_frame = majority(ranks.iter().filter_map(top));
+    let phase = |r: &RankSummary| r.peak_phase().map(str::to_owned);
+    let majority_peak_phase = majority(ranks.iter().filter_map(phase));
     let flags = ranks
         .iter()
         .map(|r| {
@@ -113,12 +123,17 @@ pub fn fleet(ranks: &[RankSummary]) -> Fleet {
                     (Some(m), Some(t)) => *m != t,
                     _ => false,
                 },
+                peak_phase_differs: match (&majority_peak_phase, phase(r)) {
+                    (Some(m), Some(p)) => *m != p,
+                    _ => false,
+                },
             }
         })
         .collect();
     Fleet {
         median_peak_allocated_bytes: med,
         majority_top_frame,
+        majority_peak_phase,
         ranks: flags,
     }
 }
@@ -146,6 +161,25 @@ mod tests {
                 ..DeviceRankSummary::default()
             }],
         }
+    }
+
+    #[test]
+    fn flags_a_rank_that_peaks_in_another_phase() {
+        let mut ranks: Vec<RankSummary> = (0..4)
+            .map(|r| rank(r, 100 * MB, "model.py:5:fwd"))
+            .collect();
+        for r in &mut ranks {
+            r.devices[0].peak_phase = Some("step > backward".into());
+        }
+        ranks[2].devices[0].peak_phase = Some("Optimizer.step#AdamW.step".into());
+        // No phases in this rank's file: not compared.
+        ranks[3].devices[0].peak_phase = None;
+        let f = fleet(&ranks);
+        assert_eq!(f.majority_peak_phase.as_deref(), Some("step > backward"));
+        let differs: Vec<bool> = f.ranks.iter().map(|r| r.peak_phase_differs).collect();
+        assert_eq!(differs, vec![false, false, true, false]);
+        assert!(f.ranks[2].is_outlier());
+        assert!(!f.ranks[3].is_outlier());
     }
 
     #[test]

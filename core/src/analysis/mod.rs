@@ -16,6 +16,7 @@ pub mod oom;
 pub mod overlap;
 pub mod pace;
 pub mod peak;
+pub mod phases;
 pub mod pinning;
 pub mod plan;
 pub mod pools;

@@ -6,6 +6,7 @@
 
 use super::anomalies::anomalies;
 use super::peak::peak;
+use super::phases::phases;
 use super::summary::DeviceSummary;
 use super::timeline::Timeline;
 use crate::snapshot::Snapshot;
@@ -51,6 +52,9 @@ pub struct DeviceRankSummary {
     /// entry after which it was reached.
     pub peak_reserved_bytes: u64,
     pub peak_reserved_entry: Option<u64>,
+    /// The innermost phase of the program holding the allocated peak (`outer > inner`, from
+    /// [`super::phases`]); `None` without phases or outside every one.
+    pub peak_phase: Option<String>,
     /// Out-of-memory entries, in trace order ([`super::anomalies`]).
     pub ooms: Vec<RankOom>,
     /// Live bytes at the allocated peak by top user frame, most first, at most [`TOP_FRAMES`]
@@ -139,6 +143,11 @@ impl RankSummary {
             .max_by_key(|d| d.peak_allocated_bytes)
     }
 
+    /// The phase holding the peak of [`Self::peak_device`].
+    pub fn peak_phase(&self) -> Option<&str> {
+        self.peak_device()?.peak_phase.as_deref()
+    }
+
     /// The frame holding the most bytes at the peak of [`Self::peak_device`].
     pub fn top_frame(&self) -> Option<&FrameBytes> {
         self.peak_device()?.top_frames.first()
@@ -173,6 +182,10 @@ impl DeviceRankSummary {
         out.peak_allocated_time_us = ts.peak_allocated_index.and_then(|i| tl.time_us[i]);
         out.peak_reserved_bytes = ts.peak_reserved;
         out.peak_reserved_entry = tl.reserved.first_max(0, tl.len()).map(|i| i as u64);
+        out.peak_phase = ts.peak_allocated_index.and_then(|i| {
+            let p = phases(snap, index).ok()?;
+            p.innermost_at(i).map(|at| p.path(at))
+        });
         out.ooms = anomalies(snap, index, &tl)
             .ooms
             .into_iter()
