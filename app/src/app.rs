@@ -8,8 +8,8 @@ use crate::state::AppState;
 use crate::views::analysis_state::Analysis;
 use crate::views::{
     Anomalies, BeforeAfter, DevicePicker, Diagnostics, FlameGraph, FleetOverview, FleetTimelines,
-    Insights, OomPanel, OpenPanel, PoolDiagnostics, RankCompare, SegmentView, StackPanel,
-    StateSlider, Timeline, WhatIf,
+    Insights, OomPanel, OpenPanel, PhaseBand, PoolDiagnostics, RankCompare, SegmentView,
+    StackPanel, StateSlider, Timeline, WhatIf,
 };
 
 #[component]
@@ -133,6 +133,7 @@ fn views_and_details() -> impl IntoView {
             <FleetOverview/>
             <FleetTimelines/>
             <OomPanel/>
+            <PhaseBand/>
             <Timeline/>
             <StateSlider/>
             <SegmentView/>

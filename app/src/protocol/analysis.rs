@@ -370,3 +370,38 @@ pub struct CompareView {
     pub segments_removed: u64,
     pub segments_removed_bytes: u64,
 }
+
+/// A device's phases (`analysis::phases`), each with its figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhasesView {
+    pub device: i64,
+    /// Why there are none ("no phases: ..."); `None` when there are.
+    pub none: Option<String>,
+    pub rows: Vec<PhaseRow>,
+    /// What the matching repaired (unmatched, unclosed, out-of-order marks).
+    pub warnings: Vec<String>,
+    /// The row of the innermost phase holding the device's allocated peak.
+    pub peak_phase: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRow {
+    pub phase: memsnap_core::analysis::phases::Phase,
+    /// `outer > inner`.
+    pub path: String,
+    pub stats: memsnap_core::analysis::phases::PhaseStats,
+}
+
+impl PhasesView {
+    /// The innermost phase holding `entry`, as `analysis::phases` picks it.
+    pub fn innermost_at(&self, entry: u64) -> Option<&PhaseRow> {
+        let entry = usize::try_from(entry).ok()?;
+        let mut best: Option<&PhaseRow> = None;
+        for r in &self.rows {
+            if r.phase.contains(entry) && best.is_none_or(|b| r.phase.depth >= b.phase.depth) {
+                best = Some(r);
+            }
+        }
+        best
+    }
+}

@@ -107,6 +107,10 @@ pub enum Request {
     Pools {
         device: i64,
     },
+    /// The program's phases on one device (`analysis::phases`).
+    Phases {
+        device: i64,
+    },
 }
 
 impl Request {
@@ -129,6 +133,7 @@ impl Request {
             Request::CompareWith { .. } => "CompareWith",
             Request::Oom { .. } => "Oom",
             Request::Pools { .. } => "Pools",
+            Request::Phases { .. } => "Phases",
         }
     }
 }
@@ -166,6 +171,7 @@ pub enum Response {
         device: i64,
         pools: Vec<PoolTotals>,
     },
+    Phases(Box<analysis::PhasesView>),
     /// Unasked, once after the worker's warm-up: the summary of its warm-up input, which it
     /// keeps open until a file is, for the page to open out of sight (`rehearsal`) before a
     /// real file needs its code.

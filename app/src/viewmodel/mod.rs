@@ -14,6 +14,7 @@ mod insights;
 mod oom;
 mod paced;
 mod peak;
+mod phases;
 mod segments;
 mod stack;
 mod state_at;
@@ -47,6 +48,9 @@ pub fn answer(snapshot: &Snapshot, cache: &mut Analyses, request: &Request) -> R
             Response::Diagnostics(diagnostics_view(snapshot, *device))
         }
         Request::Oom { device } => oom::oom_response(snapshot, *device),
+        Request::Phases { device } => {
+            Response::Phases(Box::new(phases::phases_view(snapshot, cache, *device)))
+        }
         Request::Pools { device } => Response::Pools {
             device: *device,
             pools: memsnap_core::analysis::pools::pool_totals(snapshot)

@@ -1,11 +1,12 @@
 //! State the analysis views share: the time-range filter (entry indices), the state slider's
-//! entry, what the timeline or a list picked for the stack panel, and the device's insights.
+//! entry, what the timeline or a list picked for the stack panel, the device's insights and its
+//! phases (the phase band, and the timeline's peak sentence, read them).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use crate::protocol::analysis::{EntryRange, InsightsView};
+use crate::protocol::analysis::{EntryRange, InsightsView, PhasesView};
 use crate::protocol::{Request, Response};
 use crate::state::AppState;
 
@@ -30,6 +31,7 @@ pub struct Analysis {
     pub cursor: RwSignal<Option<u64>>,
     pub picked: RwSignal<Option<Picked>>,
     pub insights: RwSignal<Option<Arc<InsightsView>>>,
+    pub phases: RwSignal<Option<Arc<PhasesView>>>,
 }
 
 impl Analysis {
@@ -40,6 +42,7 @@ impl Analysis {
             cursor: RwSignal::new(None),
             picked: RwSignal::new(None),
             insights: RwSignal::new(None),
+            phases: RwSignal::new(None),
         }
     }
 
@@ -55,7 +58,15 @@ impl Analysis {
             an.cursor.set(None);
             an.picked.set(None);
             an.insights.set(None);
+            an.phases.set(None);
             let Some(device) = device else { return };
+            state.request_background(Request::Phases { device }, move |r| match r {
+                Response::Phases(v) if state.device.get_untracked() == Some(v.device) => {
+                    an.phases.set(Some(Arc::new(*v)))
+                }
+                Response::Failed { message } => state.load_error.set(Some(message)),
+                _ => {}
+            });
             state.request_background(Request::Insights { device }, move |r| match r {
                 Response::Insights(v) if state.device.get_untracked() == Some(v.device) => {
                     an.insights.set(Some(Arc::new(*v)))

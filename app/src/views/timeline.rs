@@ -319,7 +319,10 @@ fn TimelineChart() -> impl IntoView {
                         <h3>"Peak of this range: "{size(p.allocated)}" allocated, "{size(p.reserved)}
                             {format!(" reserved, after entry {}{} — {} live allocations", p.index,
                             time_label(p.time_us, v.start_time_us).map(|t| format!(" ({t})")).unwrap_or_default(),
-                            p.live_allocations)}</h3>
+                            p.live_allocations)}
+                            {an.phases.get().and_then(|ph| ph.innermost_at(p.index).map(|r| r.path.clone())).map(|path| view! {
+                                <span data-testid="peak-in-phase" data-phase=path.clone()>{format!(", in {path}")}</span>
+                            })}</h3>
                         <ul class="shares">
                             {p.groups.into_iter().map(|g| {
                                 let pct = g.bytes as f64 * 100.0 / total as f64;
