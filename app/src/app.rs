@@ -9,7 +9,7 @@ use crate::views::analysis_state::Analysis;
 use crate::views::{
     Anomalies, BeforeAfter, DevicePicker, Diagnostics, FlameGraph, FleetOverview, FleetTimelines,
     Insights, OomPanel, OpenPanel, PhaseBand, PoolDiagnostics, RankCompare, SegmentView,
-    StackPanel, StateSlider, Timeline, WhatIf,
+    StackPanel, StateSlider, Timeline, ViewLink, WhatIf,
 };
 
 #[component]
@@ -62,6 +62,7 @@ pub fn App() -> impl IntoView {
             </header>
             <aside class="sidebar">
                 <OpenPanel/>
+                <ViewLink/>
                 {side_panels()}
             </aside>
             {views_and_details()}

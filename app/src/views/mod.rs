@@ -21,6 +21,7 @@ mod size;
 mod stack;
 mod state_slider;
 mod timeline;
+mod view_link;
 mod whatif;
 
 pub use devices::DevicePicker;
@@ -33,6 +34,7 @@ pub use pools::PoolDiagnostics;
 pub use rank_compare::RankCompare;
 pub use segments::SegmentView;
 pub use stack::StackPanel;
+pub use view_link::ViewLink;
 // The analysis views.
 pub use anomalies::Anomalies;
 pub use before_after::BeforeAfter;

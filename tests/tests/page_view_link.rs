@@ -1,0 +1,98 @@
+//! Views you can link to, in headless Chromium: an address with `?url=` and a device, a range
+//! and an entry opens that view; the address follows what is on screen, so a reload opens the
+//! same view again; an address naming a device or entries the file lacks opens the file with a
+//! note saying what was not restored. The file is a real fixture (cs336-d-fullstep).
+
+use memsnap_tests::fixtures;
+use memsnap_tests::web::browser::Browser;
+use memsnap_tests::web::dist::dist_dir;
+use memsnap_tests::web::page::{self, wait_until};
+use memsnap_tests::web::server::StaticServer;
+
+async fn wait_index(c: &fantoccini::Client, want: u64) {
+    wait_until(&format!("the state slider at entry {want}"), || async {
+        let got = page::attr(c, "state-at", "data-index").await?;
+        if got == want.to_string() {
+            Ok(())
+        } else {
+            Err(format!("data-index={got:?}"))
+        }
+    })
+    .await;
+}
+
+async fn wait_address(c: &fantoccini::Client, has: &'static str, lacks: &'static str) -> String {
+    wait_until(
+        &format!("the address to hold {has:?} and not {lacks:?}"),
+        || async {
+            let url = c
+                .current_url()
+                .await
+                .map_err(|e| e.to_string())?
+                .to_string();
+            if url.contains(has) && (lacks.is_empty() || !url.contains(lacks)) {
+                Ok(url)
+            } else {
+                Err(url)
+            }
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_address_keeps_and_restores_the_view() {
+    let Some(dist) = dist_dir() else { return };
+    let Some(_) = fixtures::real_fixtures() else {
+        return;
+    };
+    let file = fixtures::real_dir().join("cs336-d-fullstep.pickle");
+    let n = page::load(&file).trace(0).len() as u64;
+    let server =
+        StaticServer::start(&dist, &[("/data/step.pickle", &file)]).expect("serving dist/");
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let c = &browser.client;
+
+    c.goto(&server.url("?url=data/step.pickle&device=0&start=1000&end=9000&entry=4000"))
+        .await
+        .unwrap();
+    page::wait_file_name(c, "step.pickle").await;
+    page::wait_drawn(c, "the linked range", 1000, 9000).await;
+    wait_index(c, 4000).await;
+
+    // The whole trace again: the address drops the range and keeps the entry and the file.
+    page::click(c, "range-reset").await;
+    page::wait_drawn(c, "the whole trace", 0, n).await;
+    let url = wait_address(c, "entry=4000", "start=").await;
+    assert!(
+        url.contains("url=data%2Fstep.pickle") || url.contains("url=data/step.pickle"),
+        "{url}"
+    );
+
+    // A reload opens the same view.
+    c.refresh().await.unwrap();
+    page::wait_file_name(c, "step.pickle").await;
+    page::wait_drawn(c, "the whole trace after a reload", 0, n).await;
+    wait_index(c, 4000).await;
+    page::find(c, "copy-link").await;
+
+    // What the file lacks is named, and the rest opens.
+    c.goto(&server.url(&format!(
+        "?url=data/step.pickle&device=7&start=5&end={}&entry=abc",
+        n + 10
+    )))
+    .await
+    .unwrap();
+    page::wait_file_name(c, "step.pickle").await;
+    let note = wait_until("the note on what was not restored", || async {
+        page::text(c, "link-note").await
+    })
+    .await;
+    assert!(note.contains("device 7 (not in this file)"), "{note}");
+    assert!(note.contains(&format!("entries 5 to {}", n + 10)), "{note}");
+    assert!(note.contains("entry=abc (not a number)"), "{note}");
+    page::wait_drawn(c, "the whole trace", 0, n).await;
+    browser.close().await;
+}
