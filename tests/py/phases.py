@@ -9,18 +9,11 @@ start; a phase holds the trace entries with start_us <= time_us <= end_us. Count
 Usage: python3 phases.py FILE  -> JSON {device: {"phases": [...], counts...}} on stdout.
 """
 import bisect
-import gzip
 import json
-import pickle
 import sys
 
-
-def load(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return pickle.loads(data)
+# The same reading of the file (pickle, gzipped or not) as the stats reference.
+from stats import load
 
 
 def entry_times(trace):
