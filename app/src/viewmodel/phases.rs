@@ -1,7 +1,7 @@
 //! The phases of a device for the page's phase band and table: core's matching and figures
 //! (`analysis::phases`, as `memsnap phases` prints them) over the timeline the worker keeps.
 
-use memsnap_core::analysis::phases::{phase_stats, phases};
+use memsnap_core::analysis::phases::{phases, PhaseFigures};
 use memsnap_core::snapshot::Snapshot;
 
 use super::cache::Analyses;
@@ -33,6 +33,7 @@ pub fn phases_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Phases
         .and_then(|i| found.innermost_at(i))
         .map(|i| i as u32);
     view.warnings = found.warnings();
+    let figures = PhaseFigures::new(snap, tl);
     view.rows = found
         .phases
         .iter()
@@ -40,7 +41,7 @@ pub fn phases_view(snap: &Snapshot, cache: &mut Analyses, device: i64) -> Phases
         .map(|(i, p)| PhaseRow {
             phase: p.clone(),
             path: found.path(i),
-            stats: phase_stats(snap, tl, p),
+            stats: figures.of(p),
         })
         .collect();
     view

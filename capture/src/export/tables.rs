@@ -5,7 +5,7 @@
 
 use memsnap_core::analysis::frames::{kind, top_user_frame, FrameKind};
 use memsnap_core::analysis::intervals::{allocations, block_addresses};
-use memsnap_core::analysis::phases::{phase_stats, phases as find_phases};
+use memsnap_core::analysis::phases::{phases as find_phases, PhaseFigures};
 use memsnap_core::analysis::rank_summary::RankSummary;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::{Snapshot, StackId};
@@ -297,8 +297,9 @@ pub fn phases(s: &Snapshot) -> Result<Table, ExportError> {
             continue;
         };
         let tl = Timeline::build(s, index);
+        let figures = PhaseFigures::new(s, &tl);
         for (i, p) in found.phases.iter().enumerate() {
-            let st = phase_stats(s, &tl, p);
+            let st = figures.of(p);
             device.push(d);
             phase.push(i as i64);
             name.push(p.name.clone());

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use memsnap_core::analysis::phases::{phase_stats, phases, Phase, PhaseStats, Phases};
+use memsnap_core::analysis::phases::{phases, Phase, PhaseFigures, PhaseStats, Phases};
 use memsnap_core::analysis::timeline::Timeline;
 
 use super::format::{change, size};
@@ -42,7 +42,8 @@ impl DevicePhases {
         let peak_allocated = tl.summary().peak_allocated;
         let found = phases(snap, device)
             .map(|p| {
-                let stats = p.phases.iter().map(|ph| phase_stats(snap, &tl, ph)).collect();
+                let figures = PhaseFigures::new(snap, &tl);
+                let stats = p.phases.iter().map(|ph| figures.of(ph)).collect();
                 (p, stats)
             })
             .map_err(|e| e.to_string());
