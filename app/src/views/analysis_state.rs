@@ -30,6 +30,9 @@ pub struct Analysis {
     /// The state slider's entry; `None`: the dump's segments are shown.
     pub cursor: RwSignal<Option<u64>>,
     pub picked: RwSignal<Option<Picked>>,
+    /// The allocation last clicked in the timeline (an index into the device's allocations):
+    /// the address keeps it, and the timeline shows it when it is set from there.
+    pub selected: RwSignal<Option<u32>>,
     pub insights: RwSignal<Option<Arc<InsightsView>>>,
     pub phases: RwSignal<Option<Arc<PhasesView>>>,
 }
@@ -41,6 +44,7 @@ impl Analysis {
             drawn: RwSignal::new(None),
             cursor: RwSignal::new(None),
             picked: RwSignal::new(None),
+            selected: RwSignal::new(None),
             insights: RwSignal::new(None),
             phases: RwSignal::new(None),
         }
@@ -57,6 +61,7 @@ impl Analysis {
             an.drawn.set(None);
             an.cursor.set(None);
             an.picked.set(None);
+            an.selected.set(None);
             an.insights.set(None);
             an.phases.set(None);
             let Some(device) = device else { return };

@@ -214,6 +214,9 @@ fn TimelineChart() -> impl IntoView {
             return;
         }
         hovered.set(Some(alloc));
+        if sticky {
+            an.selected.set(Some(alloc));
+        }
         state.request(Request::Allocation { device, alloc }, None, move |r| {
             if let Response::Allocation(a) = r {
                 if hovered.get_untracked() == Some(a.alloc) {
@@ -222,6 +225,15 @@ fn TimelineChart() -> impl IntoView {
             }
         });
     };
+
+    // An allocation selected from elsewhere (the address, `view_link`) is shown as if clicked.
+    Effect::new(move |_| {
+        if let Some(alloc) = an.selected.get() {
+            if hovered.get_untracked() != Some(alloc) {
+                show(alloc, true);
+            }
+        }
+    });
 
     let on_wheel = move |e: leptos::ev::WheelEvent| {
         let n = entries(&state);

@@ -1,5 +1,5 @@
 //! Views you can link to: the address keeps what is on screen (the device, the timeline's range,
-//! the state slider's entry) beside `?url=`, so a reload or a link sent to a colleague opens the
+//! the state slider's entry, the allocation clicked in the timeline) beside `?url=`, so a reload or a link sent to a colleague opens the
 //! same view; "Copy link" puts the address on the clipboard. An address naming a device or an
 //! entry the file lacks opens the file with a note saying what was not restored, never an error.
 
@@ -9,6 +9,7 @@ use web_sys::UrlSearchParams;
 use super::analysis_state::{entries, Analysis};
 use crate::dom::next_frame;
 use crate::protocol::analysis::EntryRange;
+use crate::protocol::{Request, Response};
 use crate::state::AppState;
 
 /// The fewest milliseconds between two writes of the address.
@@ -20,6 +21,7 @@ struct Wanted {
     device: Option<i64>,
     range: Option<(u64, u64)>,
     entry: Option<u64>,
+    alloc: Option<u32>,
     /// Parameters that are there but not numbers.
     bad: Vec<String>,
 }
@@ -49,10 +51,12 @@ fn wanted(p: &UrlSearchParams) -> Wanted {
     let start = number(p, "start", &mut bad);
     let end = number(p, "end", &mut bad);
     let entry = number(p, "entry", &mut bad);
+    let alloc = number(p, "alloc", &mut bad);
     Wanted {
         device,
         range: start.zip(end),
         entry,
+        alloc,
         bad,
     }
 }
@@ -60,7 +64,13 @@ fn wanted(p: &UrlSearchParams) -> Wanted {
 /// Writes the view of the file named `name` into the address, keeping its other parameters;
 /// `url` is dropped when it names another file (one opened from disk since), so the link
 /// never pairs one file's view with another file.
-fn write(name: &str, device: Option<i64>, range: Option<EntryRange>, entry: Option<u64>) {
+fn write(
+    name: &str,
+    device: Option<i64>,
+    range: Option<EntryRange>,
+    entry: Option<u64>,
+    alloc: Option<u32>,
+) {
     let Some(p) = params() else { return };
     if let Some(url) = p.get("url") {
         let file = url
@@ -82,6 +92,7 @@ fn write(name: &str, device: Option<i64>, range: Option<EntryRange>, entry: Opti
     set("start", range.map(|r| r.start.to_string()));
     set("end", range.map(|r| r.end.to_string()));
     set("entry", entry.map(|e| e.to_string()));
+    set("alloc", alloc.map(|a| a.to_string()));
     let query = String::from(p.to_string());
     let location = window().location();
     let path = location.pathname().unwrap_or_default();
@@ -151,10 +162,27 @@ pub fn ViewLink() -> impl IntoView {
         next_frame(move || {
             next_frame(move || {
                 missed.extend(apply_range_and_entry(state, an, &w));
-                if !missed.is_empty() {
-                    note.set(Some(format!("Opened without {}.", missed.join(", "))));
+                let say = move |missed: Vec<String>| {
+                    if !missed.is_empty() {
+                        note.set(Some(format!("Opened without {}.", missed.join(", "))));
+                    }
+                    restoring.set(false);
+                };
+                // The allocation is asked of the worker first: one the file lacks is named in
+                // the note rather than silently not shown.
+                match (w.alloc, state.device.get_untracked()) {
+                    (Some(alloc), Some(device)) => {
+                        state.request(Request::Allocation { device, alloc }, None, move |r| {
+                            let mut missed = missed;
+                            match r {
+                                Response::Allocation(_) => an.selected.set(Some(alloc)),
+                                _ => missed.push(format!("allocation {alloc} (not in this trace)")),
+                            }
+                            say(missed);
+                        });
+                    }
+                    _ => say(missed),
                 }
-                restoring.set(false);
             })
         });
     });
@@ -166,6 +194,7 @@ pub fn ViewLink() -> impl IntoView {
         state.device.track();
         an.range.track();
         an.cursor.track();
+        an.selected.track();
         if state.file.with(Option::is_none) || restoring.get() || scheduled.get_value() {
             return;
         }
@@ -178,6 +207,7 @@ pub fn ViewLink() -> impl IntoView {
                     state.device.get_untracked(),
                     an.range.get_untracked(),
                     an.cursor.get_untracked(),
+                    an.selected.get_untracked(),
                 );
             }
         });
