@@ -30,5 +30,6 @@ pub mod summary;
 pub(crate) mod testutil;
 pub mod timeline;
 pub mod totals;
+pub mod trim;
 pub mod units;
 pub mod verdicts;
