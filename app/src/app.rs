@@ -48,7 +48,10 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    if let Some(url) = query_param("url") {
+    if let Some(file) = crate::report::file() {
+        // A report opens the snapshot it carries, as the example opens (the OOM if any).
+        crate::dom::next_frame(move || state.open_file(file));
+    } else if let Some(url) = query_param("url") {
         // After the first frame, when the timeline has measured its plot: the open then asks
         // for its first screen (the worker is still starting, so this delays nothing).
         crate::dom::next_frame(move || state.open_url(&url));

@@ -60,8 +60,11 @@ impl WorkerClient {
         on_progress: impl Fn(Progress) + 'static,
         on_fatal: impl Fn(String) + 'static,
     ) -> Result<WorkerClient, String> {
-        let worker =
-            Worker::new(WORKER_SCRIPT).map_err(|e| format!("could not start the worker: {e:?}"))?;
+        let worker = match crate::report::worker() {
+            Some(started) => started?,
+            None => Worker::new(WORKER_SCRIPT)
+                .map_err(|e| format!("could not start the worker: {e:?}"))?,
+        };
         let client = WorkerClient {
             inner: Rc::new(RefCell::new(Inner {
                 worker: worker.clone(),

@@ -27,6 +27,8 @@ pub mod perf;
 #[cfg(target_arch = "wasm32")]
 pub mod rehearsal;
 #[cfg(target_arch = "wasm32")]
+pub mod report;
+#[cfg(target_arch = "wasm32")]
 pub mod state;
 #[cfg(target_arch = "wasm32")]
 pub mod views;

@@ -52,10 +52,13 @@ pub fn OpenPanel() -> impl IntoView {
                 "Open a folder…"
                 <input type="file" prop:webkitdirectory=true multiple data-testid="folder-input" on:change=on_folder/>
             </label>
-            <button class="button" data-testid="open-example"
-                on:click=move |_| state.open_url(EXAMPLE_URL)>
-                "Open the example"
-            </button>
+            // A report carries one file and nothing beside it to fetch.
+            {(!crate::report::is_report()).then(|| view! {
+                <button class="button" data-testid="open-example"
+                    on:click=move |_| state.open_url(EXAMPLE_URL)>
+                    "Open the example"
+                </button>
+            })}
             <p class="muted hint">"several files (or a folder) open as the ranks of one job; or drop files or a folder anywhere, or add ?url=… to the address"</p>
             <Progress/>
             {move || state.load_error.get().map(|e| view! {
