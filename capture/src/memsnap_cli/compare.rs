@@ -53,12 +53,21 @@ pub fn devices_of_both(
 pub fn run(args: Args) -> Result<(), CliError> {
     let before = load(&args.before)?;
     let after = load(&args.after)?;
+    let text = render(&args, &before, &after)?;
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(CliError::stdout)
+}
+
+/// What the command prints for snapshots already read.
+pub fn render(args: &Args, before: &Snapshot, after: &Snapshot) -> Result<String, CliError> {
     let devs = devices_of_both(
         (&args.before, &args.after),
-        (&before, &after),
+        (before, after),
         args.device,
     )?;
-    let result: Vec<Comparison> = devs.iter().map(|&d| compare(&before, &after, d)).collect();
+    let result: Vec<Comparison> = devs.iter().map(|&d| compare(before, after, d)).collect();
     let text = if args.json {
         let doc = serde_json::json!({
             "before": args.before,
@@ -74,10 +83,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    Ok(text)
 }
 
 fn delta(st: Style, before: u64, after: u64) -> String {

@@ -62,17 +62,22 @@ pub fn diagnose_devices(snap: &Snapshot, devs: &[usize]) -> Vec<Device> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let snap = load(&args.file)?;
-    let devs = devices(&args.file, &snap, args.device)?;
-    let result = diagnose_devices(&snap, &devs);
-    let text = if args.json {
-        json(&args.file, &snap, &result)? + "\n"
-    } else {
-        human(&args.file, &snap, &result, Style::for_stdout())
-    };
+    let text = render(&args, &snap)?;
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())
         .map_err(CliError::stdout)
+}
+
+/// What the command prints for a snapshot already read.
+pub fn render(args: &Args, snap: &Snapshot) -> Result<String, CliError> {
+    let devs = devices(&args.file, &snap, args.device)?;
+    let result = diagnose_devices(snap, &devs);
+    Ok(if args.json {
+        json(&args.file, snap, &result)? + "\n"
+    } else {
+        human(&args.file, snap, &result, Style::for_stdout())
+    })
 }
 
 /// Every stack id a diagnosis names (pinning blocks, peak stacks, anomalies).

@@ -1,7 +1,8 @@
 //! `memsnap flame FILE [--at peak|dump|ENTRY] [--weight bytes|bytes-lifetime] [--all-frames]`:
 //! folded stacks (`frame;frame;frame value`, outermost frame first) for flamegraph.pl, inferno
 //! and speedscope. The tree and its frame filter are the page's flame graph's
-//! (`flamegraph::flamegraph_by`, `live_weight`, `frames::is_hidden`).
+//! (`flamegraph::flamegraph_by`, `live_weight`, `frames::is_hidden`). `--json` prints the tree
+//! itself (`{name, value, children}`, largest child first).
 
 use std::io::Write;
 
@@ -38,6 +39,9 @@ pub struct Args {
     /// Keep torch internals, the standard library and native frames (the page hides them).
     #[arg(long)]
     pub all_frames: bool,
+    /// Print the tree as one JSON object instead (schema: docs/cli-json.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where `--at` points: `Some(entry)`, or `None` for the dump.
@@ -96,6 +100,15 @@ pub fn tree(args: &Args, snap: &Snapshot, device: usize) -> Result<Node, CliErro
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let snap = load(&args.file)?;
+    let text = render(&args, &snap)?;
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(CliError::stdout)
+}
+
+/// What the command prints for a snapshot already read.
+pub fn render(args: &Args, snap: &Snapshot) -> Result<String, CliError> {
     let device = match args.device {
         Some(_) => devices(&args.file, &snap, args.device)?[0],
         None => devices(&args.file, &snap, None)?
@@ -103,13 +116,25 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .copied()
             .unwrap_or(0),
     };
-    let root = tree(&args, &snap, device)?;
+    let root = tree(args, snap, device)?;
+    if args.json {
+        let weight = match args.weight {
+            Weight::Bytes => "bytes",
+            Weight::BytesLifetime => "bytes-lifetime",
+        };
+        let doc = serde_json::json!({
+            "file": args.file,
+            "device": device,
+            "at": args.at,
+            "weight": weight,
+            "all_frames": args.all_frames,
+            "root": root,
+        });
+        return Ok(doc.to_string() + "\n");
+    }
     let mut text = folded(&root).join("\n");
     if !text.is_empty() {
         text.push('\n');
     }
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    Ok(text)
 }

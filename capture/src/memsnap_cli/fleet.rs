@@ -33,6 +33,17 @@ pub fn summarize(f: &RankFile) -> Result<RankSummary, CliError> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    let (text, failed) = render(&args)?;
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(CliError::stdout)?;
+    failed.map_or(Ok(()), Err)
+}
+
+/// What the command prints, and the error naming the files that could not be read (they are
+/// left out of the text).
+pub fn render(args: &Args) -> Result<(String, Option<CliError>), CliError> {
     let files = ranked(expand(&args.files)?);
     let results = run_all(&files, args.jobs, "reading", summarize)?;
     let (mut ranks, failed) = report("fleet", results);
@@ -44,11 +55,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         table(&ranks, &overview)
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)?;
-    failed.map_or(Ok(()), Err)
+    Ok((text, failed))
 }
 
 /// Short words for why a rank is flagged.

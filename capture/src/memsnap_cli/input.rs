@@ -109,18 +109,25 @@ pub fn load_sized(path: &str) -> Result<(Snapshot, u64), CliError> {
 
 fn load_with(path: &str, bar: bool) -> Result<(Snapshot, u64), CliError> {
     let data = bytes(path)?;
+    let snap = parse(path, &data, bar)?;
+    Ok((snap, data.len() as u64))
+}
+
+/// Parses `data`, the bytes of the file `path` names, as [`load`] does (`bar`: a progress bar
+/// on a terminal).
+pub fn parse(path: &str, data: &[u8], bar: bool) -> Result<Snapshot, CliError> {
     let mut reading = bar.then(|| Reading::new(data.len() as u64, display_name(path)));
-    let snap = read_with_progress(&data, &mut |done| {
+    let snap = read_with_progress(data, &mut |done| {
         if let Some(r) = reading.as_mut() {
             r.set(done)
         }
     })
-    .map_err(|e| CliError::new(display_name(path), read_error(&data, e)))?;
+    .map_err(|e| CliError::new(display_name(path), read_error(data, e)))?;
     drop(reading);
     for w in validate(&snap) {
         eprintln!("memsnap: warning: {}: {w}", display_name(path));
     }
-    Ok((snap, data.len() as u64))
+    Ok(snap)
 }
 
 /// The reader's error, with a plain word when the bytes are not even a pickle, gzip or JSON

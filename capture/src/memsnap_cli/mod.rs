@@ -14,8 +14,9 @@ mod style;
 use std::process::ExitCode;
 
 use clap::Parser;
+use memsnap_core::snapshot::Snapshot;
 
-pub use input::{load, CliError};
+pub use input::{bytes, load, parse, CliError};
 
 /// Declares the subcommand modules, the `Command` enum and its dispatch from one list.
 macro_rules! subcommands {
@@ -64,6 +65,8 @@ subcommands! {
     Phases => phases,
     /// Why the file ran out of memory: request, free blocks by pool, live frames, replayed fixes.
     Oom => oom,
+    /// One self-contained HTML file of the viewer and the snapshot, for file:// (no server).
+    Html => html,
 }
 
 #[derive(Parser, Debug)]
@@ -79,13 +82,69 @@ pub struct Cli {
 
 /// The whole program: parse arguments, run, report.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    ExitCode::from(main_from(std::env::args_os()))
+}
+
+/// [`main`] over the given command line (the program's name first), returning the exit status:
+/// the Python package's `memsnap` command runs this.
+pub fn main_from<I, T>(argv: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap's own report (usage, --help, --version) and status.
+            let _ = e.print();
+            return e.exit_code().clamp(0, 255) as u8;
+        }
+    };
     match cli.command.run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.closed_pipe => ExitCode::SUCCESS,
+        Ok(()) => 0,
+        Err(e) if e.closed_pipe => 0,
         Err(e) => {
             eprintln!("memsnap: {e}");
-            ExitCode::from(1)
+            1
         }
     }
+}
+
+/// What a command prints for snapshots already read, so the Python module answers with the
+/// command line's arguments, checks and text, field for field. `args` is the command line
+/// after `memsnap`; each FILE in it names the snapshot at the same place in `snaps` (its name
+/// is what the output quotes).
+pub fn render_loaded(args: &[String], snaps: &[&Snapshot]) -> Result<String, CliError> {
+    let command = parse_command(args)?;
+    let snap = |i: usize| {
+        snaps
+            .get(i)
+            .copied()
+            .ok_or_else(|| CliError::new("arguments", format!("no snapshot {i} was given")))
+    };
+    match command {
+        Command::Stats(a) => Ok(stats::render(&a, snap(0)?)),
+        Command::Diagnose(a) => diagnose::render(&a, snap(0)?),
+        Command::Oom(a) => oom::render(&a, snap(0)?),
+        Command::Phases(a) => phases::render(&a, snap(0)?),
+        Command::Flame(a) => flame::render(&a, snap(0)?),
+        Command::Compare(a) => compare::render(&a, snap(0)?, snap(1)?),
+        Command::Replay(a) if a.output.is_none() => Ok(replay::render(&a, snap(0)?)?.0),
+        _ => Err(CliError::new(
+            "arguments",
+            "this command does not run over snapshots already read",
+        )),
+    }
+}
+
+/// The command line after `memsnap`, parsed as the program parses it; a usage error is one
+/// line naming the argument.
+pub fn parse_command(args: &[String]) -> Result<Command, CliError> {
+    let argv = std::iter::once("memsnap".to_string()).chain(args.iter().cloned());
+    let cli = Cli::try_parse_from(argv).map_err(|e| {
+        let text = e.render().to_string();
+        let first = text.lines().next().unwrap_or("invalid arguments");
+        CliError::new("arguments", first.trim_start_matches("error: "))
+    })?;
+    Ok(cli.command)
 }

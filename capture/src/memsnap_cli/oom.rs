@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use memsnap_core::analysis::oom::{explain_ooms, OomExplanation};
+use memsnap_core::snapshot::Snapshot;
 
 use super::format::{size, size_exact};
 use super::{load, CliError};
@@ -19,7 +20,16 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let snapshot = load(&args.file)?;
-    let ooms = explain_ooms(&snapshot).map_err(|e| CliError::new(&args.file, e))?;
+    let text = render(&args, &snapshot)?;
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(CliError::stdout)
+}
+
+/// What the command prints for a snapshot already read.
+pub fn render(args: &Args, snapshot: &Snapshot) -> Result<String, CliError> {
+    let ooms = explain_ooms(snapshot).map_err(|e| CliError::new(&args.file, e))?;
     let text = if args.json {
         serde_json::to_string(&ooms).map_err(|e| CliError::new(&args.file, e))? + "\n"
     } else if ooms.is_empty() {
@@ -31,10 +41,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         ooms.iter().map(human).collect::<Vec<_>>().join("\n")
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    Ok(text)
 }
 
 fn human(o: &OomExplanation) -> String {

@@ -64,19 +64,24 @@ impl DevicePhases {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let snap = load(&args.file)?;
-    let list: Vec<DevicePhases> = devices(&args.file, &snap, args.device)?
-        .into_iter()
-        .map(|d| DevicePhases::of(&snap, d))
-        .collect();
-    let text = if args.json {
-        json(&list).to_string() + "\n"
-    } else {
-        human(&list, args.compile)
-    };
+    let text = render(&args, &snap)?;
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())
         .map_err(CliError::stdout)
+}
+
+/// What the command prints for a snapshot already read.
+pub fn render(args: &Args, snap: &memsnap_core::snapshot::Snapshot) -> Result<String, CliError> {
+    let list: Vec<DevicePhases> = devices(&args.file, snap, args.device)?
+        .into_iter()
+        .map(|d| DevicePhases::of(snap, d))
+        .collect();
+    Ok(if args.json {
+        json(&list).to_string() + "\n"
+    } else {
+        human(&list, args.compile)
+    })
 }
 
 fn phase_json(p: &Phase, s: &PhaseStats, path: String) -> serde_json::Value {

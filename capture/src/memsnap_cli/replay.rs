@@ -12,6 +12,7 @@ use memsnap_core::analysis::replay::{
     file_config, replay, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
 };
 use memsnap_core::analysis::verdicts::{measure, Change, Device, Outcome, Plan};
+use memsnap_core::snapshot::Snapshot;
 
 use super::{load, CliError};
 
@@ -117,7 +118,22 @@ fn gib(b: u64) -> String {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let snapshot = load(&args.file)?;
-    let base = file_config(&snapshot).map_err(|e| CliError::new(&args.file, e))?;
+    let (text, written) = render(&args, &snapshot)?;
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(CliError::stdout)?;
+    if let (Some(path), Some(snap)) = (&args.output, written) {
+        std::fs::write(path, memsnap_core::snapshot::write(&snap))
+            .map_err(|e| CliError::new(path, e))?;
+    }
+    Ok(())
+}
+
+/// What the command prints for a snapshot already read, and the model's snapshot when
+/// `--output` asks for one.
+pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapshot>), CliError> {
+    let base = file_config(snapshot).map_err(|e| CliError::new(&args.file, e))?;
     let mut change = Change {
         memory_cap: args.memory_cap_bytes,
         empty_cache_at: args.empty_cache_at.clone(),
@@ -135,7 +151,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map_err(|e| CliError::new("--set", e))?;
     let devices = match args.device {
         Some(d) => vec![d],
-        None => traced_devices(&snapshot),
+        None => traced_devices(snapshot),
     };
     if devices.is_empty() {
         return Err(CliError::new(
@@ -160,37 +176,37 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         Start::Reconstructed
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = String::new();
     let mut json_devices = Vec::new();
     let mut written = None;
     for &dev in &devices {
-        let report = replay(&snapshot, dev).map_err(|e| CliError::new(&args.file, e))?;
+        let report = replay(snapshot, dev).map_err(|e| CliError::new(&args.file, e))?;
         let what_if = if change.is_empty() {
             None
         } else {
             let p = if args.to_oom {
-                Plan::to_oom(&snapshot, dev, &base)
+                Plan::to_oom(snapshot, dev, &base)
             } else {
-                Plan::whole(&snapshot, dev)
+                Plan::whole(snapshot, dev)
             };
             let on = Device {
                 device: dev,
                 start,
                 capacity: if args.to_oom { p.capacity } else { capacity },
             };
-            let b = measure(&snapshot, on, &base, &p.reqs, &Change::default())
+            let b = measure(snapshot, on, &base, &p.reqs, &Change::default())
                 .map_err(|e| CliError::new(&args.file, e))?;
-            let c = measure(&snapshot, on, &base, &p.reqs, &change)
+            let c = measure(snapshot, on, &base, &p.reqs, &change)
                 .map_err(|e| CliError::new(&args.file, e))?;
             if args.output.is_some() && written.is_none() {
-                let (_, snap) = what_if_snapshot(&snapshot, dev, changed.clone(), start, on.capacity)
+                let (_, snap) = what_if_snapshot(snapshot, dev, changed.clone(), start, on.capacity)
                     .map_err(|e| CliError::new(&args.file, e))?;
                 written = Some(snap);
             }
             Some((b, c, on.capacity))
         };
         if written.is_none() && args.output.is_some() {
-            let (_, snap) = what_if_snapshot(&snapshot, dev, base.clone(), start, capacity)
+            let (_, snap) = what_if_snapshot(snapshot, dev, base.clone(), start, capacity)
                 .map_err(|e| CliError::new(&args.file, e))?;
             written = Some(snap);
         }
@@ -293,17 +309,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 c.moved_from(b)
             ));
         }
-        out.write_all(text.as_bytes()).map_err(CliError::stdout)?;
+        out.push_str(&text);
     }
     if args.json {
         let j = serde_json::json!({"file": args.file, "devices": json_devices});
-        writeln!(out, "{j}").map_err(CliError::stdout)?;
+        out.push_str(&format!("{j}\n"));
     }
-    out.flush().map_err(CliError::stdout)?;
-    if let (Some(path), Some(snap)) = (&args.output, written) {
-        std::fs::write(path, memsnap_core::snapshot::write(&snap))
-            .map_err(|e| CliError::new(path, e))?;
-    }
-    Ok(())
+    Ok((out, written))
 }
 

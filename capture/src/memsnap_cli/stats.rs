@@ -21,20 +21,26 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let snapshot = load(&args.file)?;
-    let summary = Summary::of(&snapshot);
-    let pools = pool_totals(&snapshot);
-    let text = if args.json {
-        let mut j = json(&summary);
-        j["pools"] = pools_json(&pools);
-        j["host"] = HostSummary::of(&snapshot).map_or(serde_json::Value::Null, |h| host_json(&h));
-        j.to_string() + "\n"
-    } else {
-        human(&args.file, &snapshot, &summary) + &pools_human(&pools)
-    };
+    let text = render(&args, &snapshot);
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())
         .map_err(CliError::stdout)
+}
+
+/// What the command prints for a snapshot already read.
+pub fn render(args: &Args, snapshot: &Snapshot) -> String {
+    let summary = Summary::of(snapshot);
+    let pools = pool_totals(snapshot);
+    let text = if args.json {
+        let mut j = json(&summary);
+        j["pools"] = pools_json(&pools);
+        j["host"] = HostSummary::of(snapshot).map_or(serde_json::Value::Null, |h| host_json(&h));
+        j.to_string() + "\n"
+    } else {
+        human(&args.file, snapshot, &summary) + &pools_human(&pools)
+    };
+    text
 }
 
 /// The JSON form: exactly the fields of [`Summary`].
