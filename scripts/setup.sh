@@ -74,3 +74,18 @@ elif command -v python3 >/dev/null; then
 else
     say "WARNING: python3 missing: the DuckDB checks of the export test will be skipped"
 fi
+
+# The Python package's tests (tests/python/) build the wheel with maturin and run a notebook
+# headless with nbclient (ipykernel is its kernel).
+for pkg in maturin nbclient nbformat ipykernel; do
+    mod=$pkg
+    if python3 -c "import $mod" 2>/dev/null; then
+        say "python $pkg: present"
+    else
+        say "installing the $pkg python package (pip)"
+        python3 -m pip install --quiet "$pkg" ||
+            python3 -m pip install --quiet --break-system-packages "$pkg" ||
+            say "WARNING: pip could not install $pkg: the Python package tests will be skipped"
+    fi
+done
+say "done"
