@@ -92,6 +92,45 @@ print("multi-stream streams:", sorted(hex(s) for s in streams))
 PY
 fi
 
+# memsnap.torch.record (the Python package): an OOM forced under the context manager must
+# dump the snapshot, print `memsnap oom`'s explanation to stderr, and `memsnap oom` must explain
+# the file. Needs torch with CUDA on this machine and the wheel: WHEEL=path/to/memsnap-*.whl
+# (scripts/wheel.sh builds it), installed here into a venv that sees the system's torch.
+if [ -n "${WHEEL:-}" ] && python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+    python3 -m venv --clear --system-site-packages "$OUT/venv" &&
+        "$OUT/venv/bin/python" -m pip install --quiet --no-index --no-deps "$WHEEL" ||
+        fail "record: could not install $WHEEL"
+    if timeout 180 "$OUT/venv/bin/python" - "$OUT/record-oom.pickle" "$DEVICE" \
+        >"$OUT/record.summary.txt" 2>"$OUT/record.stderr" <<'PY'; then
+import sys, torch, memsnap.torch
+path, dev = sys.argv[1], int(sys.argv[2])
+torch.cuda.set_device(dev)
+free, total = torch.cuda.mem_get_info()
+keep = []
+try:
+    with memsnap.torch.record(path, max_entries=10_000) as rec:
+        keep.append(torch.empty(64 << 20, dtype=torch.uint8, device="cuda"))
+        keep.append(torch.empty(total * 2, dtype=torch.uint8, device="cuda"))  # cannot fit
+except torch.cuda.OutOfMemoryError:
+    pass
+assert rec.oom_dumped, "the OOM observer did not dump"
+print("record: dumped", path, "explanation lines:", len(rec.explanation.splitlines()))
+PY
+        grep -q "memsnap: out of memory on cuda:" "$OUT/record.stderr" ||
+            fail "record: no explanation on stderr: $(tail -3 "$OUT/record.stderr")"
+        if "$MEMSNAP" oom --json "$OUT/record-oom.pickle" >"$OUT/record-oom.json" 2>&1 &&
+            [ "$(json "$OUT/record-oom.json" "[0]['requested'] > 0")" = True ]; then
+            echo "ok   record (OOM dumped and explained)"
+        else
+            fail "record: memsnap oom could not explain $OUT/record-oom.pickle: $(head -c 300 "$OUT/record-oom.json")"
+        fi
+    else
+        fail "record: the forced OOM run failed: $(tail -5 "$OUT/record.stderr")"
+    fi
+else
+    echo "SKIP record: needs WHEEL=memsnap-*.whl and torch with CUDA on this machine"
+fi
+
 {
     echo "gpu-check on device $DEVICE, $(date -u)"
     for f in "$OUT"/*.summary.txt; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything CI checks, in order: setup, format, lints (native and wasm), the API docs, the site
-# build, then all tests, the headless-Chromium page tests included (run against the dist/ built here).
+# build, the Python wheel and its tests, then all tests, the headless-Chromium page tests included
+# (run against the dist/ built here).
 # Usage: scripts/test.sh        (from anywhere; honours CARGO_TARGET_DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,18 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 step "site: trunk build --release --offline (into dist/)"
 trunk build --release --offline
 
+# The wheel as a user installs it: built from this checkout (the dev profile shares the build
+# above), into a venv of its own; system packages stay visible for nbclient and ipykernel.
+step "python: scripts/wheel.sh --dev, installed into a fresh target/py-venv"
+scripts/wheel.sh --dev
+python3 -m venv --clear --system-site-packages target/py-venv
+target/py-venv/bin/python -m pip install --quiet --no-index --no-deps target/wheels/memsnap-*.whl
+
+step "python: the package's tests (tests/python/) from that venv"
+target/py-venv/bin/python -m unittest discover -s tests/python -v
+
 step "tests: cargo test --workspace (page tests use MEMSNAP_DIST=$root/dist)"
-MEMSNAP_DIST="$root/dist" cargo test --workspace
+MEMSNAP_DIST="$root/dist" MEMSNAP_VENV_PYTHON="$root/target/py-venv/bin/python" \
+    cargo test --workspace
 
 step "all checks passed in $(( $(date +%s) - started ))s; screenshots in target/screenshots/"

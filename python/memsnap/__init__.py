@@ -31,7 +31,9 @@ __all__ = ["Snapshot", "load", "fleet", "export", "html", "show", "Report"]
 #: Trunk's build of the viewer, shipped inside the wheel.
 VIEWER_DIR = Path(__file__).with_name("viewer")
 
-Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Mapping[str, Any], "Snapshot"]
+Source = Union[
+    str, "os.PathLike[str]", bytes, bytearray, memoryview, Mapping[str, Any], list, "Snapshot"
+]
 
 
 def _flag(name: str) -> str:
@@ -188,18 +190,25 @@ def _check_exists(path: str) -> None:
         raise FileNotFoundError(errno.ENOENT, "no such snapshot file", path)
 
 
-def _dict_bytes(x: Mapping[str, Any]) -> bytes:
-    # The dict torch.cuda.memory._snapshot() returns holds only str, int, float, bool, None,
-    # lists and dicts; pickling it hands core's reader the bytes _dump_snapshot would write.
+def _is_data(x: Any) -> bool:
+    # The dict torch.cuda.memory._snapshot() returns, or the segment list of
+    # torch.cuda.memory_snapshot().
+    return isinstance(x, (Mapping, list))
+
+
+def _data_bytes(x: Any) -> bytes:
+    # Both hold only str, int, float, bool, None, lists and dicts; pickling them hands core's
+    # reader the bytes _dump_snapshot would write (and the reader refuses anything else).
     try:
-        return pickle.dumps(dict(x), protocol=4)
-    except Exception as e:  # a tensor, a lambda, ...: not a snapshot's value
+        return pickle.dumps(dict(x) if isinstance(x, Mapping) else list(x), protocol=4)
+    except Exception as e:  # a lambda, an open file, ...: not a snapshot's value
         raise ValueError(f"<dict>: holds a value no snapshot has ({e})") from None
 
 
 def load(x: Source, name: Optional[str] = None) -> Snapshot:
-    """Reads a snapshot from a path (pickle, gzipped pickle or JSON), the file's bytes, or the
-    dict ``torch.cuda.memory._snapshot()`` returns. ``name`` is what results quote as its file
+    """Reads a snapshot from a path (pickle, gzipped pickle or JSON), the file's bytes, the
+    dict ``torch.cuda.memory._snapshot()`` returns or the list ``torch.cuda.memory_snapshot()``
+    returns. ``name`` is what results quote as its file
     (default: the path, ``<bytes>`` or ``<dict>``)."""
     if isinstance(x, Snapshot):
         return x
@@ -210,10 +219,11 @@ def load(x: Source, name: Optional[str] = None) -> Snapshot:
         return Snapshot(snap) if name is None else load(Path(path).read_bytes(), name)
     if isinstance(x, (bytes, bytearray, memoryview)):
         return Snapshot(_memsnap.read_bytes(bytes(x), name or "<bytes>"))
-    if isinstance(x, Mapping):
-        return Snapshot(_memsnap.read_bytes(_dict_bytes(x), name or "<dict>"))
+    if _is_data(x):
+        return Snapshot(_memsnap.read_bytes(_data_bytes(x), name or "<dict>"))
     raise TypeError(
-        f"memsnap.load: expected a path, bytes or a snapshot dict, got {type(x).__name__}"
+        f"memsnap.load: expected a path, bytes, a snapshot dict or segment list, got "
+        f"{type(x).__name__}"
     )
 
 
@@ -276,8 +286,8 @@ def _source_bytes(x: Source) -> Tuple[bytes, str]:
         return Path(path).read_bytes(), path
     if isinstance(x, (bytes, bytearray, memoryview)):
         return bytes(x), "snapshot.pickle"
-    if isinstance(x, Mapping):
-        return _dict_bytes(x), "snapshot.pickle"
+    if _is_data(x):
+        return _data_bytes(x), "snapshot.pickle"
     raise TypeError(f"expected a path, bytes, a snapshot dict or a Snapshot, got {type(x).__name__}")
 
 

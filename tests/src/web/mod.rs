@@ -8,5 +8,6 @@ pub mod memoryviz;
 pub mod page;
 pub mod perf;
 pub mod read_floor;
+pub mod report;
 pub mod server;
 pub mod workers;
