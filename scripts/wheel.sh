@@ -19,5 +19,5 @@ mkdir -p python/memsnap/viewer
 # Only what the report inlines or a server serves: not the example snapshot.
 find dist -maxdepth 1 -type f ! -name '*.pickle' ! -name '*.gz' -exec cp {} python/memsnap/viewer/ \;
 rm -f target/wheels/memsnap-*.whl
-python3 -m maturin build "${profile[@]}" --quiet -m python/Cargo.toml -o target/wheels
+python3 -m maturin build "${profile[@]}" --strip --quiet -m python/Cargo.toml -o target/wheels
 ls target/wheels/memsnap-*.whl
