@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 /// What the command prints for a snapshot already read.
 pub fn render(args: &Args, snap: &Snapshot) -> Result<String, CliError> {
-    let devs = devices(&args.file, &snap, args.device)?;
+    let devs = devices(&args.file, snap, args.device)?;
     let result = diagnose_devices(snap, &devs);
     Ok(if args.json {
         json(&args.file, snap, &result)? + "\n"

@@ -110,8 +110,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// What the command prints for a snapshot already read.
 pub fn render(args: &Args, snap: &Snapshot) -> Result<String, CliError> {
     let device = match args.device {
-        Some(_) => devices(&args.file, &snap, args.device)?[0],
-        None => devices(&args.file, &snap, None)?
+        Some(_) => devices(&args.file, snap, args.device)?[0],
+        None => devices(&args.file, snap, None)?
             .first()
             .copied()
             .unwrap_or(0),

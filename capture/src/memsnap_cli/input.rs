@@ -55,7 +55,7 @@ fn display_name(path: &str) -> &str {
     }
 }
 
-/// The raw bytes of `path`, refusing more than [`MAX_INPUT`] before reading them.
+/// The raw bytes of `path`, refusing a file over the input limit (4 GiB) before reading it.
 pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
     let name = display_name(path);
     let too_big = |n: u64| {

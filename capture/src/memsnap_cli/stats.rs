@@ -32,15 +32,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
 pub fn render(args: &Args, snapshot: &Snapshot) -> String {
     let summary = Summary::of(snapshot);
     let pools = pool_totals(snapshot);
-    let text = if args.json {
+    if args.json {
         let mut j = json(&summary);
         j["pools"] = pools_json(&pools);
         j["host"] = HostSummary::of(snapshot).map_or(serde_json::Value::Null, |h| host_json(&h));
         j.to_string() + "\n"
     } else {
         human(&args.file, snapshot, &summary) + &pools_human(&pools)
-    };
-    text
+    }
 }
 
 /// The JSON form: exactly the fields of [`Summary`].
