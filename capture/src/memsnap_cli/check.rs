@@ -12,7 +12,7 @@ use memsnap_core::snapshot::Snapshot;
 use super::format::spoken;
 use super::input::devices;
 use super::limits;
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(group(

@@ -10,7 +10,7 @@ use memsnap_core::snapshot::Snapshot;
 use super::format::{change, spoken};
 use super::input::devices;
 use super::style::Style;
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 /// Rows of frames and of new stacks printed on a terminal (`--json` has them all).
 const ROWS: usize = 12;

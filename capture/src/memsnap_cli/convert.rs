@@ -6,7 +6,7 @@ use std::io::Write;
 
 use memsnap_core::snapshot::write;
 
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

@@ -18,7 +18,7 @@ use memsnap_core::snapshot::{Snapshot, StackId};
 use super::format::spoken;
 use super::input::devices;
 use super::style::Style;
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 /// Frames printed per stack on a terminal (`--json` has them all).
 const STACK_LINES: usize = 4;

@@ -12,7 +12,7 @@ use memsnap_core::analysis::rank_summary::RankSummary;
 use super::format::size;
 use super::input::load_sized;
 use super::many::{expand, ranked, report, run_all, RankFile};
-use super::CliError;
+use super::input::CliError;
 use crate::export::{export_rank, Written};
 
 #[derive(clap::Args, Debug)]

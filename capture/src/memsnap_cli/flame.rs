@@ -13,7 +13,7 @@ use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::{FrameId, Snapshot};
 
 use super::input::devices;
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Weight {

@@ -10,7 +10,7 @@ use memsnap_core::snapshot::write;
 
 use super::format::size;
 use super::input::{bytes, parse};
-use super::CliError;
+use super::input::CliError;
 use crate::report::{build, viewer, Viewer};
 
 #[derive(clap::Args, Debug)]

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use memsnap_core::rank_name::rank_numbers;
 use rayon::prelude::*;
 
-use super::CliError;
+use super::input::CliError;
 
 /// One input file and the rank it stands for.
 #[derive(Debug, Clone)]

@@ -7,7 +7,7 @@ use memsnap_core::analysis::oom::{explain_ooms, OomExplanation};
 use memsnap_core::snapshot::Snapshot;
 
 use super::format::{size, size_exact};
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

@@ -10,7 +10,7 @@ use memsnap_core::analysis::timeline::Timeline;
 
 use super::format::{change, size};
 use super::input::devices;
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

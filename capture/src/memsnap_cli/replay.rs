@@ -14,7 +14,7 @@ use memsnap_core::analysis::replay::{
 use memsnap_core::analysis::verdicts::{measure, Change, Device, Outcome, Plan};
 use memsnap_core::snapshot::Snapshot;
 
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

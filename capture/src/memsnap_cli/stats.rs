@@ -7,7 +7,7 @@ use memsnap_core::analysis::summary::{DeviceSummary, HostSummary, Summary};
 use memsnap_core::snapshot::Snapshot;
 
 use super::format::size_exact;
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

@@ -8,7 +8,7 @@ use std::io::Write;
 use memsnap_core::snapshot::{Action, Snapshot, TraceEntry};
 
 use super::format::size;
-use super::{load, CliError};
+use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
