@@ -2,7 +2,8 @@
 //! (DevTools' offline emulation): the bundled example, two real fixtures (one without a trace,
 //! one of four devices) and a built two-GPU file whose OOM is on cuda:1 show core's figures in
 //! the segment view, the diagnostics, the timeline and (where the file has one) the OOM panel;
-//! on the example the flame graph and a what-if run give core's figures too; and every resource the page loaded came from the file itself (blob:, data: or the
+//! on the example the flame graph and a what-if run give core's figures too; a report trimmed
+//! with `--device` and `--entries` shows core's trim of the file; and every resource the page loaded came from the file itself (blob:, data: or the
 //! report's own file:// address). Each report weighs at most 1.3× the gzipped snapshot plus the
 //! viewer's files. Screenshots: target/screenshots/report-*.png.
 
@@ -12,6 +13,8 @@ use fantoccini::Client;
 use memsnap_core::analysis::anomalies::anomalies;
 use memsnap_core::analysis::replay::{file_config, what_if, Start};
 use memsnap_core::analysis::timeline::Timeline;
+use memsnap_core::analysis::trim::{trim, Trim};
+use memsnap_core::snapshot::write;
 use memsnap_tests::built;
 use memsnap_tests::fixtures::{real_dir, scratch, workspace_root};
 use memsnap_tests::memsnap_bin;
@@ -47,19 +50,30 @@ fn sizes(report: &Path, snapshot: &Path, dist: &Path) -> (u64, u64, u64) {
     (html, gz, viewer)
 }
 
-async fn check_report(browser: &Browser, dist: &Path, file: &Path, dir: &Path) {
+/// Writes `memsnap html FILE TRIM...` and checks it opens showing what core computes for
+/// `carried`: the file itself, or (with a trim) core's own trim of it, written beside.
+async fn check_report(
+    browser: &Browser,
+    dist: &Path,
+    file: &Path,
+    dir: &Path,
+    trim_args: &[&str],
+    carried: &Path,
+) {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    let written = dir.join(format!("{name}.html"));
-    let out = memsnap_bin::stdout(&[
+    let written = dir.join(format!("{name}{}.html", trim_args.join("")));
+    let mut args = vec![
         "html",
         file.to_str().unwrap(),
         "-o",
         written.to_str().unwrap(),
         "--viewer",
         dist.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(trim_args);
+    let out = memsnap_bin::stdout(&args);
     assert!(out.starts_with("wrote "), "{name}: {out}");
-    let (html, gz, viewer) = sizes(&written, file, dist);
+    let (html, gz, viewer) = sizes(&written, carried, dist);
     eprintln!(
         "{name}: report {html} B, snapshot gzipped {gz} B, viewer {viewer} B: {:.3}× their sum",
         html as f64 / (gz + viewer) as f64
@@ -76,7 +90,7 @@ async fn check_report(browser: &Browser, dist: &Path, file: &Path, dir: &Path) {
         std::fs::canonicalize(&written).unwrap().display()
     );
     c.goto(&url).await.expect("opening the report");
-    report::wait_opened(c, &name, file).await;
+    report::wait_opened(c, &name, carried).await;
     if name == "example.pickle" {
         check_worker_views(c, file).await;
     }
@@ -169,7 +183,24 @@ async fn reports_open_offline_from_file_urls() {
     };
     report::network_off(&browser.client).await;
     for file in &files {
-        check_report(&browser, &dist, file, &dir).await;
+        check_report(&browser, &dist, file, &dir, &[], file).await;
+    }
+    // Trimmed to one device and a range of its trace: the report shows core's trim.
+    let multi = real.join("select-n-multidevice.pickle");
+    if multi.is_file() {
+        let cut = trim(
+            &page::load(&multi),
+            &Trim {
+                device: Some(0),
+                entries: Some((500, 1500)),
+            },
+        )
+        .expect("core trims the file");
+        assert_eq!(cut.devices(), vec![0]);
+        let carried = dir.join("select-n-trimmed.pickle");
+        std::fs::write(&carried, write(&cut)).unwrap();
+        let trim_args = ["--device", "0", "--entries", "500..1500"];
+        check_report(&browser, &dist, &multi, &dir, &trim_args, &carried).await;
     }
     browser.close().await;
 }
