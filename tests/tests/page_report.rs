@@ -10,8 +10,6 @@
 use std::path::{Path, PathBuf};
 
 use fantoccini::Client;
-use memsnap_core::analysis::anomalies::anomalies;
-use memsnap_core::analysis::replay::{file_config, what_if, Start};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::analysis::trim::{trim, Trim};
 use memsnap_core::snapshot::write;
@@ -22,6 +20,7 @@ use memsnap_tests::web::browser::Browser;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, wait_until};
 use memsnap_tests::web::report;
+use memsnap_tests::web::whatif::{self, attr_u64};
 
 /// The report's size line: `(report, snapshot gzipped, viewer)` in bytes, from the files.
 fn sizes(report: &Path, snapshot: &Path, dist: &Path) -> (u64, u64, u64) {
@@ -98,13 +97,6 @@ async fn check_report(
     page::screenshot(c, &format!("report-{name}")).await;
 }
 
-async fn attr_u64(c: &Client, id: &str, name: &str) -> Result<u64, String> {
-    let v = page::attr(c, id, name).await?;
-    v.trim()
-        .parse()
-        .map_err(|e| format!("{id} {name}={v:?}: {e}"))
-}
-
 /// The views the worker computes on request work in a report as served: the flame graph holds
 /// core's live bytes at the peak, and a what-if run (expandable segments toggled) gives core's
 /// replay figures.
@@ -121,41 +113,7 @@ async fn check_worker_views(c: &Client, file: &Path) {
         }
     })
     .await;
-    let expandable_before = page::find(c, "whatif-expandable")
-        .await
-        .prop("checked")
-        .await
-        .unwrap()
-        == Some("true".into());
-    page::scroll_to(c, "whatif").await;
-    page::click(c, "whatif-expandable").await;
-    page::click(c, "whatif-run").await;
-    let (reserved, ooms, start) = wait_until("the report's what-if result", || async {
-        Ok((
-            attr_u64(c, "whatif-result", "data-peak-reserved").await?,
-            attr_u64(c, "whatif-result", "data-ooms").await?,
-            page::attr(c, "whatif-result", "data-start").await?,
-        ))
-    })
-    .await;
-    let capacity = anomalies(&snap, 0, &tl)
-        .ooms
-        .iter()
-        .filter_map(|o| o.device_free.map(|f| f + o.reserved))
-        .max();
-    let mut config = file_config(&snap).unwrap();
-    config.expandable_segments = !expandable_before;
-    let start = if start == "clean" {
-        Start::Clean
-    } else {
-        Start::Reconstructed
-    };
-    let native = what_if(&snap, 0, config, start, capacity).unwrap();
-    assert_eq!(
-        reserved, native.figures.peak_reserved,
-        "the report's what-if"
-    );
-    assert_eq!(ooms, native.figures.ooms, "the report's what-if");
+    whatif::toggle_expandable_matches_core(c, &snap, &tl).await;
 }
 
 #[tokio::test(flavor = "current_thread")]

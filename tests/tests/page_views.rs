@@ -9,21 +9,14 @@ use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON
 use fantoccini::Client;
 use memsnap_core::analysis::anomalies::anomalies;
 use memsnap_core::analysis::diagnosis::diagnose_unplanned;
-use memsnap_core::analysis::replay::{file_config, what_if, Start};
 use memsnap_core::analysis::state_at::state_at;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_tests::fixtures;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
+use memsnap_tests::web::whatif::{self, attr_u64};
 
 const FILE: &str = "cs336-d-fullstep.pickle";
-
-async fn attr_u64(c: &Client, id: &str, name: &str) -> Result<u64, String> {
-    let v = page::attr(c, id, name).await?;
-    v.trim()
-        .parse()
-        .map_err(|e| format!("{id} {name}={v:?}: {e}"))
-}
 
 async fn scroll_to(c: &Client, id: &str) {
     page::find(c, id).await;
@@ -227,38 +220,7 @@ async fn analysis_views_on_a_training_step() {
     );
     scroll_to(c, "insight-fixes").await;
     page::screenshot(c, "views-fixes").await;
-    let expandable_before = page::find(c, "whatif-expandable")
-        .await
-        .prop("checked")
-        .await
-        .unwrap()
-        == Some("true".into());
-    scroll_to(c, "whatif").await;
-    page::click(c, "whatif-expandable").await;
-    page::click(c, "whatif-run").await;
-    let (reserved, ooms, start) = wait_until("the what-if result", || async {
-        Ok((
-            attr_u64(c, "whatif-result", "data-peak-reserved").await?,
-            attr_u64(c, "whatif-result", "data-ooms").await?,
-            page::attr(c, "whatif-result", "data-start").await?,
-        ))
-    })
-    .await;
-    let capacity = anomalies(&snapshot, 0, &tl)
-        .ooms
-        .iter()
-        .filter_map(|o| o.device_free.map(|f| f + o.reserved))
-        .max();
-    let mut config = file_config(&snapshot).unwrap();
-    config.expandable_segments = !expandable_before;
-    let start = if start == "clean" {
-        Start::Clean
-    } else {
-        Start::Reconstructed
-    };
-    let native = what_if(&snapshot, 0, config, start, capacity).unwrap();
-    assert_eq!(reserved, native.figures.peak_reserved);
-    assert_eq!(ooms, native.figures.ooms);
+    whatif::toggle_expandable_matches_core(c, &snapshot, &tl).await;
     scroll_to(c, "whatif-result").await;
     page::screenshot(c, "views-whatif").await;
 

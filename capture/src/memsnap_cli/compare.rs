@@ -2,12 +2,12 @@
 //! side (core `compare::compare`): peak, reserved and fragmentation, what grew and shrank by
 //! frame, stacks new in AFTER, segments added and removed.
 
-use std::io::Write;
 
 use memsnap_core::analysis::compare::{compare, Comparison, Side};
 use memsnap_core::snapshot::Snapshot;
 
 use super::format::{change, spoken};
+use super::output::print;
 use super::input::devices;
 use super::style::Style;
 use super::input::{load, CliError};
@@ -54,10 +54,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let before = load(&args.before)?;
     let after = load(&args.after)?;
     let text = render(&args, &before, &after)?;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    print(&text)
 }
 
 /// What the command prints for snapshots already read.

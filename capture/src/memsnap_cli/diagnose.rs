@@ -6,7 +6,6 @@
 //! The JSON form is documented in docs/cli-json.md.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use memsnap_core::analysis::diagnosis::{diagnose_with, Diagnosis};
 use memsnap_core::analysis::frames::{format, format_stack, is_hidden, label, visible_frames};
@@ -16,6 +15,7 @@ use memsnap_core::analysis::verdicts::Verdicts;
 use memsnap_core::snapshot::{Snapshot, StackId};
 
 use super::format::spoken;
+use super::output::print;
 use super::input::devices;
 use super::style::Style;
 use super::input::{load, CliError};
@@ -63,10 +63,7 @@ pub fn diagnose_devices(snap: &Snapshot, devs: &[usize]) -> Vec<Device> {
 pub fn run(args: Args) -> Result<(), CliError> {
     let snap = load(&args.file)?;
     let text = render(&args, &snap)?;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    print(&text)
 }
 
 /// What the command prints for a snapshot already read.

@@ -4,7 +4,6 @@
 //! (`flamegraph::flamegraph_by`, `live_weight`, `frames::is_hidden`). `--json` prints the tree
 //! itself (`{name, value, children}`, largest child first).
 
-use std::io::Write;
 
 use memsnap_core::analysis::flamegraph::{flamegraph_by, folded, live_weight, Node};
 use memsnap_core::analysis::frames::is_hidden_id;
@@ -12,6 +11,7 @@ use memsnap_core::analysis::intervals::Allocation;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::{FrameId, Snapshot};
 
+use super::output::print;
 use super::input::devices;
 use super::input::{load, CliError};
 
@@ -101,10 +101,7 @@ pub fn tree(args: &Args, snap: &Snapshot, device: usize) -> Result<Node, CliErro
 pub fn run(args: Args) -> Result<(), CliError> {
     let snap = load(&args.file)?;
     let text = render(&args, &snap)?;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    print(&text)
 }
 
 /// What the command prints for a snapshot already read.

@@ -8,6 +8,7 @@ mod format;
 mod input;
 mod limits;
 mod many;
+mod output;
 mod progress;
 mod style;
 

@@ -1,12 +1,12 @@
 //! `memsnap oom FILE [--json]`: why the file's out-of-memory errors happened, one per device
 //! that has one (`memsnap_core::analysis::oom`, the function the page's OOM panel calls).
 
-use std::io::Write;
 
 use memsnap_core::analysis::oom::{explain_ooms, OomExplanation};
 use memsnap_core::snapshot::Snapshot;
 
 use super::format::{size, size_exact};
+use super::output::print;
 use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
@@ -21,10 +21,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     let snapshot = load(&args.file)?;
     let text = render(&args, &snapshot)?;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    print(&text)
 }
 
 /// What the command prints for a snapshot already read.

@@ -3,12 +3,12 @@
 //! memory did inside each, and the phase the peak fell in. Matching and figures are core's
 //! (`analysis::phases`), as the page's phase band uses them.
 
-use std::io::Write;
 
 use memsnap_core::analysis::phases::{phases, Phase, PhaseFigures, PhaseStats, Phases};
 use memsnap_core::analysis::timeline::Timeline;
 
 use super::format::{change, size};
+use super::output::print;
 use super::input::devices;
 use super::input::{load, CliError};
 
@@ -65,10 +65,7 @@ impl DevicePhases {
 pub fn run(args: Args) -> Result<(), CliError> {
     let snap = load(&args.file)?;
     let text = render(&args, &snap)?;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    print(&text)
 }
 
 /// What the command prints for a snapshot already read.

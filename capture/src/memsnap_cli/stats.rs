@@ -1,12 +1,12 @@
 //! `memsnap stats FILE [--json]`: counts and byte totals, per device and overall.
 
-use std::io::Write;
 
 use memsnap_core::analysis::pools::{is_private, pool_totals, PoolTotals};
 use memsnap_core::analysis::summary::{DeviceSummary, HostSummary, Summary};
 use memsnap_core::snapshot::Snapshot;
 
 use super::format::size_exact;
+use super::output::print;
 use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
@@ -22,10 +22,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     let snapshot = load(&args.file)?;
     let text = render(&args, &snapshot);
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)
+    print(&text)
 }
 
 /// What the command prints for a snapshot already read.

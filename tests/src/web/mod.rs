@@ -10,4 +10,5 @@ pub mod perf;
 pub mod read_floor;
 pub mod report;
 pub mod server;
+pub mod whatif;
 pub mod workers;
