@@ -10,9 +10,8 @@ use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::Snapshot;
 
 use super::format::spoken;
-use super::input::devices;
+use super::input::{devices, load, CliError};
 use super::limits;
-use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(group(

@@ -8,9 +8,8 @@ use memsnap_core::snapshot::Snapshot;
 
 use super::format::{change, spoken};
 use super::output::print;
-use super::input::devices;
+use super::input::{devices, load, CliError};
 use super::style::Style;
-use super::input::{load, CliError};
 
 /// Rows of frames and of new stacks printed on a terminal (`--json` has them all).
 const ROWS: usize = 12;

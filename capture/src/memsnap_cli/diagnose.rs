@@ -16,9 +16,8 @@ use memsnap_core::snapshot::{Snapshot, StackId};
 
 use super::format::spoken;
 use super::output::print;
-use super::input::devices;
+use super::input::{devices, load, CliError};
 use super::style::Style;
-use super::input::{load, CliError};
 
 /// Frames printed per stack on a terminal (`--json` has them all).
 const STACK_LINES: usize = 4;

@@ -10,9 +10,8 @@ use std::time::Instant;
 use memsnap_core::analysis::rank_summary::RankSummary;
 
 use super::format::size;
-use super::input::load_sized;
+use super::input::{load_sized, CliError};
 use super::many::{expand, ranked, report, run_all, RankFile};
-use super::input::CliError;
 use crate::export::{export_rank, Written};
 
 #[derive(clap::Args, Debug)]

@@ -12,8 +12,7 @@ use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::{FrameId, Snapshot};
 
 use super::output::print;
-use super::input::devices;
-use super::input::{load, CliError};
+use super::input::{devices, load, CliError};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Weight {

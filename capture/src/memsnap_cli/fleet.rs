@@ -1,15 +1,14 @@
 //! `memsnap fleet FILES_OR_DIRS... [--json]`: one snapshot per rank of a job, each reduced to a
 //! [`RankSummary`], shown as a table sorted by peak with the odd ranks flagged ([`fleet`]).
 
-use std::io::Write;
 
 use memsnap_core::analysis::fleet::{fleet, Fleet, RankFlags, PEAK_TOLERANCE};
 use memsnap_core::analysis::rank_summary::RankSummary;
 
 use super::format::size;
-use super::input::load_sized;
+use super::output::print;
+use super::input::{load_sized, CliError};
 use super::many::{expand, ranked, report, run_all, RankFile};
-use super::input::CliError;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -34,10 +33,7 @@ pub fn summarize(f: &RankFile) -> Result<RankSummary, CliError> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let (text, failed) = render(&args)?;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)?;
+    print(&text)?;
     failed.map_or(Ok(()), Err)
 }
 

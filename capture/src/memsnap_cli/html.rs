@@ -9,8 +9,7 @@ use memsnap_core::analysis::trim::{trim, Trim};
 use memsnap_core::snapshot::write;
 
 use super::format::size;
-use super::input::{bytes, parse};
-use super::input::CliError;
+use super::input::{bytes, parse, CliError};
 use crate::report::{build, viewer, Viewer};
 
 #[derive(clap::Args, Debug)]

@@ -9,8 +9,7 @@ use memsnap_core::analysis::timeline::Timeline;
 
 use super::format::{change, size};
 use super::output::print;
-use super::input::devices;
-use super::input::{load, CliError};
+use super::input::{devices, load, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

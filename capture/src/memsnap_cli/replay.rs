@@ -6,7 +6,6 @@
 //! "saves" is what this prints for its `replay_args`. `-o` writes the model's final state and
 //! trace as a snapshot PyTorch's viewer opens.
 
-use std::io::Write;
 
 use memsnap_core::analysis::replay::{
     file_config, replay, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
@@ -14,6 +13,7 @@ use memsnap_core::analysis::replay::{
 use memsnap_core::analysis::verdicts::{measure, Change, Device, Outcome, Plan};
 use memsnap_core::snapshot::Snapshot;
 
+use super::output::print;
 use super::input::{load, CliError};
 
 #[derive(clap::Args, Debug)]
@@ -119,10 +119,7 @@ fn gib(b: u64) -> String {
 pub fn run(args: Args) -> Result<(), CliError> {
     let snapshot = load(&args.file)?;
     let (text, written) = render(&args, &snapshot)?;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(CliError::stdout)?;
+    print(&text)?;
     if let (Some(path), Some(snap)) = (&args.output, written) {
         std::fs::write(path, memsnap_core::snapshot::write(&snap))
             .map_err(|e| CliError::new(path, e))?;
