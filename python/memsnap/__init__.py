@@ -215,8 +215,7 @@ def load(x: Source, name: Optional[str] = None) -> Snapshot:
     if _is_path(x):
         path = os.fspath(x)
         _check_exists(path)
-        snap = _memsnap.read_path(path)
-        return Snapshot(snap) if name is None else load(Path(path).read_bytes(), name)
+        return Snapshot(_memsnap.read_path(path, name))
     if isinstance(x, (bytes, bytearray, memoryview)):
         return Snapshot(_memsnap.read_bytes(bytes(x), name or "<bytes>"))
     if _is_data(x):

@@ -76,13 +76,16 @@ fn read_bytes(py: Python<'_>, data: &[u8], name: String) -> PyResult<PySnapshot>
     Ok(PySnapshot { snap, name })
 }
 
-/// Reads the snapshot file at `path` (the CLI's reader: the same size limit and messages).
+/// Reads the snapshot file at `path` (the CLI's reader: the same size limit and messages);
+/// outputs quote it as `name`, else as `path`.
 #[pyfunction]
-fn read_path(py: Python<'_>, path: String) -> PyResult<PySnapshot> {
+#[pyo3(signature = (path, name=None))]
+fn read_path(py: Python<'_>, path: String, name: Option<String>) -> PyResult<PySnapshot> {
     let snap = py
         .detach(|| bytes(&path).and_then(|data| parse(&path, &data, false)))
         .map_err(value_error)?;
-    Ok(PySnapshot { snap, name: path })
+    let name = name.unwrap_or(path);
+    Ok(PySnapshot { snap, name })
 }
 
 /// `memsnap fleet ARGS...`'s text; a file that could not be read is an error.

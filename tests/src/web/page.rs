@@ -259,11 +259,17 @@ pub fn expected_at_oom(snapshot: &Snapshot) -> Expected {
     let oom = memsnap_core::analysis::oom::explain_oom(snapshot, 0)
         .expect("explaining the OOM")
         .expect("the file ends in an OOM");
-    let at_oom = memsnap_core::analysis::state_at::state_at(snapshot, 0, oom.entry);
+    expected_at(snapshot, 0, oom.entry)
+}
+
+/// What the page must show for `device` at trace entry `entry`: the segments the allocator
+/// held then, the dump's totals.
+pub fn expected_at(snapshot: &Snapshot, device: i64, entry: usize) -> Expected {
+    let at = memsnap_core::analysis::state_at::state_at(snapshot, device, entry);
     Expected {
-        segments: at_oom.len() as u64,
-        blocks: at_oom.iter().map(|s| s.blocks.len() as u64).sum(),
-        ..expected(snapshot)
+        segments: at.len() as u64,
+        blocks: at.iter().map(|s| s.blocks.len() as u64).sum(),
+        ..expected_on(snapshot, device)
     }
 }
 

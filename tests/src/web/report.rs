@@ -6,7 +6,6 @@ use std::path::Path;
 
 use fantoccini::{Client, Locator};
 use memsnap_core::analysis::oom::explain_ooms;
-use memsnap_core::analysis::state_at::state_at;
 use serde_json::json;
 
 use super::cdp;
@@ -34,15 +33,11 @@ pub fn opening(file: &Path) -> (Expected, Option<(u64, u64)>, bool) {
     let ooms = explain_ooms(&snap).expect("core explains the file's OOMs");
     let traced = |device: i64| usize::try_from(device).is_ok_and(|d| snap.traced_entries(d) > 0);
     match ooms.first() {
-        Some(o) => {
-            let at = state_at(&snap, o.device, o.entry);
-            let want = Expected {
-                segments: at.len() as u64,
-                blocks: at.iter().map(|s| s.blocks.len() as u64).sum(),
-                ..page::expected_on(&snap, o.device)
-            };
-            (want, Some((o.entry as u64, o.requested)), traced(o.device))
-        }
+        Some(o) => (
+            page::expected_at(&snap, o.device, o.entry),
+            Some((o.entry as u64, o.requested)),
+            traced(o.device),
+        ),
         None => {
             let device = snap.devices().first().copied().unwrap_or(0);
             (page::expected(&snap), None, traced(device))
@@ -53,8 +48,8 @@ pub fn opening(file: &Path) -> (Expected, Option<(u64, u64)>, bool) {
 /// Waits until the page (or the frame the client is in) shows `file`, opened as `name`:
 /// core's figures in the segment view and the diagnostics, a drawn timeline when the device has
 /// a trace (else the line saying it has none), and the OOM panel at core's failing entry when it
-/// has one. Fails if the report's
-/// bootstrap failed or it offers the example (which a report cannot fetch).
+/// has one. Fails if the report's bootstrap failed or it offers the example (which a report
+/// cannot fetch).
 pub async fn wait_opened(c: &Client, name: &str, file: &Path) {
     let (want, oom, traced) = opening(file);
     page::wait_file_name(c, name).await;
