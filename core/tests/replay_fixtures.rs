@@ -1,30 +1,34 @@
 //! Fidelity of the allocator model on the real fixtures: replaying each file's trace under its
-//! settings must make every decision the real allocator made and end in the dump's segments.
-//! The torch_npu files must be recognised as another allocator's traces.
+//! settings and its allocator's rules must make every decision the real allocator made and end
+//! in the dump's segments. The torch_npu files must be told apart and replayed under torch_npu's
+//! rules; under CUDA's (named by the settings) they must not replay.
 
 mod analysis_fixtures;
 
-use memsnap_core::allocator::Config;
+use std::sync::Arc;
+
+use memsnap_core::allocator::{Config, Rules};
 use memsnap_core::analysis::replay::{replay, traced_devices};
 use memsnap_core::analysis::state_at::StateHistory;
+use memsnap_core::snapshot::{AllocatorSettings, Value};
 
 #[test]
-fn every_cuda_trace_replays_exactly() {
+fn every_trace_replays_exactly_under_its_allocator() {
     let Some(all) = analysis_fixtures::all() else {
         return;
     };
-    let mut replayed = 0;
+    let (mut replayed, mut npu_replayed) = (0, 0);
     for (name, snap) in all {
         for dev in traced_devices(&snap) {
             let r = replay(&snap, dev).unwrap();
             eprintln!(
-                "{name} dev {dev}: entries {} complete {} decisions {}/{} segments_match {} cuda {} inconsistencies {} peak_reserved {} peak_allocated {}{}{}{}",
+                "{name} dev {dev}: entries {} complete {} decisions {}/{} segments_match {} rules {} inconsistencies {} peak_reserved {} peak_allocated {}{}{}{}",
                 r.entries,
                 r.complete_trace,
                 r.decisions_matched,
                 r.decisions,
                 r.segments_match,
-                r.policy.is_cuda(),
+                r.rules.rules,
                 r.inconsistencies,
                 r.figures.peak_reserved,
                 r.figures.peak_allocated,
@@ -32,15 +36,13 @@ fn every_cuda_trace_replays_exactly() {
                 r.segments_difference.as_ref().map(|m| format!("\n   segments: {m}")).unwrap_or_default(),
                 r.not_replayed.as_ref().map(|m| format!("\n   {m}")).unwrap_or_default(),
             );
-            if name.starts_with("memsnapdump-") {
-                assert!(
-                    r.not_replayed
-                        .as_deref()
-                        .is_some_and(|m| m.starts_with("not a CUDA allocator trace")),
-                    "{name}"
-                );
-                continue;
-            }
+            let npu = name.starts_with("memsnapdump-");
+            assert_eq!(
+                r.rules.rules,
+                if npu { Rules::Npu } else { Rules::Cuda },
+                "{name}"
+            );
+            npu_replayed += npu as usize;
             replayed += 1;
             assert!(r.not_replayed.is_none(), "{name}: {:?}", r.not_replayed);
             assert!(r.decisions > 0);
@@ -52,7 +54,40 @@ fn every_cuda_trace_replays_exactly() {
             assert!(r.segments_match, "{name}: {:?}", r.segments_difference);
         }
     }
-    assert!(replayed >= 9, "replayed {replayed} CUDA traces");
+    assert!(replayed >= 11, "replayed {replayed} traces");
+    assert_eq!(npu_replayed, 2, "both torch_npu fixtures");
+}
+
+/// Named by the settings, CUDA's rules are followed whatever the sizes say: a torch_npu file
+/// then shows why it does not fit (and the replay's mismatches), never a silent 100%.
+#[test]
+fn npu_files_under_cuda_rules_do_not_replay_exactly() {
+    for name in [
+        "memsnapdump-empty-cache.pkl",
+        "memsnapdump-expandable-empty-cache.pkl",
+    ] {
+        let Some(mut snap) = analysis_fixtures::one(name) else {
+            return;
+        };
+        let mut s = AllocatorSettings::default();
+        s.entries
+            .push((Arc::from("allocator"), Value::Str(Arc::from("cuda"))));
+        snap.allocator_settings = Some(s);
+        let r = replay(&snap, 0).unwrap();
+        assert_eq!(r.rules.rules, Rules::Cuda);
+        assert!(r.not_replayed.is_none(), "named rules are replayed");
+        let misfit = r
+            .rules
+            .misfit()
+            .expect("the sizes contradict CUDA's policy");
+        assert!(misfit.contains("impossible under its policy"), "{misfit}");
+        assert!(
+            r.decisions_matched < r.decisions,
+            "{name}: {}/{}",
+            r.decisions_matched,
+            r.decisions
+        );
+    }
 }
 
 #[test]

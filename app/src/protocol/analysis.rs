@@ -164,6 +164,9 @@ impl FiguresVm {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WhatIfView {
     pub device: i64,
+    /// Whose allocator's rules both replays follow, in words, and its settings variable.
+    pub allocator: String,
+    pub conf_var: String,
     pub original_settings: String,
     pub changed_settings: String,
     /// What the file recorded (timeline peaks, OOM entries).
@@ -305,7 +308,11 @@ pub struct InsightsView {
     /// The best replayed change as a line to try.
     pub try_line: Option<String>,
     pub replays: u32,
-    /// `PYTORCH_CUDA_ALLOC_CONF` reproducing the file's settings ("" = defaults).
+    /// Whose allocator's rules the device is modelled under, and why, in words.
+    pub allocator: String,
+    /// The settings variable of that allocator (`PYTORCH_CUDA_ALLOC_CONF` or torch_npu's).
+    pub conf_var: String,
+    /// The settings value reproducing the file's settings ("" = defaults).
     pub conf: String,
     /// Why the file's settings could not be read, when they could not.
     pub settings_error: Option<String>,

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use memsnap_core::analysis::anomalies::{anomalies, Anomalies};
-use memsnap_core::analysis::replay::file_config;
+use memsnap_core::analysis::policy::device_config_quick;
 use memsnap_core::analysis::state_at::StateHistory;
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::Snapshot;
@@ -90,7 +90,9 @@ impl Analyses {
     /// only size blocks freed inside the trace).
     pub fn history(&mut self, snap: &Snapshot, device: i64) -> &StateHistory {
         self.histories.entry(device).or_insert_with(|| {
-            let config = file_config(snap).unwrap_or_default();
+            let config = device_config_quick(snap, device)
+                .map(|d| d.config)
+                .unwrap_or_default();
             StateHistory::new(snap, device, &config)
         })
     }

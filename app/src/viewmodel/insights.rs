@@ -9,10 +9,11 @@
 
 use std::rc::Rc;
 
+use memsnap_core::allocator::Rules;
 use memsnap_core::analysis::anomalies::Anomalies;
 use memsnap_core::analysis::diagnosis::diagnose_unplanned_paced;
 use memsnap_core::analysis::pace::{self, Pace};
-use memsnap_core::analysis::replay::file_config;
+use memsnap_core::analysis::policy::{device_config_quick, settings_config};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::analysis::verdicts::Fix;
 use memsnap_core::snapshot::Snapshot;
@@ -65,10 +66,11 @@ pub async fn insights_view_paced(
         verdicts.no_saving.clear();
         verdicts.try_line = None;
     }
-    let (config, settings_error) = match file_config(snap) {
-        Ok(c) => (c, None),
-        Err(e) => (Default::default(), Some(e.to_string())),
+    let (config, choice, settings_error) = match device_config_quick(snap, device) {
+        Ok(d) => (d.config, Some(d.choice), None),
+        Err(e) => (Default::default(), None, Some(e.to_string())),
     };
+    let rules = choice.as_ref().map_or(Rules::Cuda, |c| c.rules);
     // A recorded OOM tells the device's size: what was reserved plus what the driver had free.
     let capacity = anomalies
         .ooms
@@ -124,7 +126,13 @@ pub async fn insights_view_paced(
         base_peak_reserved: verdicts.base.peak_reserved,
         try_line: verdicts.try_line.clone(),
         replays: verdicts.replays,
-        conf: config.to_conf_string(),
+        allocator: choice.map_or(String::new(), |c| c.describe()),
+        conf_var: rules.conf_var().to_string(),
+        // The file's own settings, as `memsnap diagnose` prints them (the form below starts
+        // from the device's, which add what its segments show, e.g. expandable segments).
+        conf: settings_config(snap)
+            .map(|c| c.to_conf_string())
+            .unwrap_or_default(),
         settings_error,
         has_settings: snap.allocator_settings.is_some(),
         defaults: form_defaults(&config, device, capacity),

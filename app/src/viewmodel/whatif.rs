@@ -5,7 +5,7 @@
 use memsnap_core::allocator::config::ROUNDUP_INTERVALS;
 use memsnap_core::allocator::Config;
 use memsnap_core::analysis::plan::{plan, PlanSizes};
-use memsnap_core::analysis::replay::{file_config, what_if, Figures, Start};
+use memsnap_core::analysis::replay::{device_config, what_if, Figures, Start};
 use memsnap_core::snapshot::{Action, Snapshot};
 
 use super::cache::{trace_index, Analyses};
@@ -28,6 +28,7 @@ pub fn changed_config(base: &Config, req: &WhatIfRequest) -> Result<Config, Stri
         Some(t) => set(&mut c, "garbage_collection_threshold", &t.to_string())?,
         None => c.garbage_collection_threshold = 0.0,
     }
+    c.check_rules().map_err(|e| e.to_string())?;
     Ok(c)
 }
 
@@ -51,7 +52,8 @@ pub fn whatif_view(
     if cache.is_host(device) {
         return Err(HOST_NOT_REPLAYED.to_string());
     }
-    let base = file_config(snap).map_err(|e| e.to_string())?;
+    let dc = device_config(snap, device).map_err(|e| e.to_string())?;
+    let base = dc.config;
     let changed_cfg = changed_config(&base, req)?;
     // From the reconstructed state at the first entry, or from an empty device when that state
     // cannot be seeded into the model.
@@ -93,6 +95,8 @@ pub fn whatif_view(
     });
     Ok(WhatIfView {
         device,
+        allocator: dc.choice.describe(),
+        conf_var: base.rules.conf_var().to_string(),
         original_settings: base.to_conf_string(),
         changed_settings: changed_cfg.to_conf_string(),
         recorded,

@@ -21,9 +21,9 @@ pub fn Insights() -> impl IntoView {
             d.largest_free as f64 * 100.0 / d.free as f64
         };
         let conf = if d.conf.is_empty() {
-            "PYTORCH_CUDA_ALLOC_CONF= (defaults)".to_string()
+            format!("{}= (defaults)", d.conf_var)
         } else {
-            format!("PYTORCH_CUDA_ALLOC_CONF={}", d.conf)
+            format!("{}={}", d.conf_var, d.conf)
         };
         let pinning = d.pinning.clone().into_iter().map(|p| {
             let facts = vec![
@@ -79,7 +79,9 @@ pub fn Insights() -> impl IntoView {
                 })}
                 <div class="number">
                     <dt>"Fixes, replayed through the model"</dt>
-                    <dd>{if d.host {
+                    <dd>{(!d.host && !d.allocator.is_empty()).then(|| view! {
+                        <div class="muted small" data-testid="insight-allocator">{format!("Rules: {}.", d.allocator)}</div>
+                    })}{if d.host {
                         view! { <span class="muted" data-testid="insight-host">"None here: pinned host memory is served by the CUDA host allocator, and these fixes are settings of the CUDA caching allocator."</span> }.into_any()
                     } else if let Some(why) = d.fixes_not_replayed.clone() {
                         view! { <span class="muted" data-testid="insight-fixes-none">{format!("None replayed: {why}.")}</span> }.into_any()

@@ -168,7 +168,8 @@ fn result_view(v: WhatIfView) -> impl IntoView {
             data-peak-allocated=v.changed.peak_allocated.to_string()
             data-ooms=v.changed.ooms.to_string()
             data-original-peak-reserved=v.original.peak_reserved.to_string()
-            data-start=v.start.clone()>
+            data-start=v.start.clone()
+            data-allocator=v.allocator.clone()>
             <table>
                 <thead><tr><th></th><th>"recorded"</th>
                     <th title=conf(&v.original_settings)>"model, file's settings"</th>
@@ -183,8 +184,8 @@ fn result_view(v: WhatIfView) -> impl IntoView {
                 </tbody>
             </table>
             <p class="muted small">
-                {format!("PYTORCH_CUDA_ALLOC_CONF: file = {}; changed = {}. Replayed {} requests ({} failed) from a {} start.",
-                    conf(&v.original_settings), conf(&v.changed_settings), v.requests, v.failed_requests, v.start)}
+                {format!("{}: file = {}; changed = {}. Replayed {} requests ({} failed) from a {} start, under {}.",
+                    v.conf_var, conf(&v.original_settings), conf(&v.changed_settings), v.requests, v.failed_requests, v.start, v.allocator)}
             </p>
             {v.plan.map(|p| view! {
                 <p class="plan" data-testid="whatif-plan" data-arena=p.arena_size.to_string()>

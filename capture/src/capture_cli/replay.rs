@@ -16,8 +16,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use memsnap_core::allocator::{Allocator, Config, StreamId};
-use memsnap_core::analysis::replay::{file_config, requests, traced_devices};
-use memsnap_core::snapshot::{self, Action, Snapshot};
+use memsnap_core::analysis::replay::{device_config, requests, traced_devices};
+use memsnap_core::snapshot::{self, Snapshot};
 
 use super::device::Device;
 use super::outcome::Outcome;
@@ -40,23 +40,13 @@ pub struct Requests {
 pub fn load(path: &Path, prefer: i64) -> Result<Requests, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("--replay {}: {e}", path.display()))?;
     let snap = snapshot::read(&bytes).map_err(|e| format!("--replay {}: {e}", path.display()))?;
-    let mut config = file_config(&snap).map_err(|e| format!("--replay {}: {e}", path.display()))?;
-    // Files without `allocator_settings` still show expandable segments by their actions.
-    let maps = |d: usize| {
-        snap.trace(d)
-            .iter()
-            .any(|e| matches!(e.action(), Action::SegmentMap | Action::SegmentUnmap))
-    };
-    if snap.segments.iter().any(|s| s.is_expandable == Some(true))
-        || traced_devices(&snap).iter().any(|d| maps(*d as usize))
-    {
-        config.expandable_segments = true;
-    }
-    extract(snap, config, prefer).map_err(|m| format!("--replay {}: {m}", path.display()))
+    extract(snap, prefer).map_err(|m| format!("--replay {}: {m}", path.display()))
 }
 
-/// The requests of device `prefer` when it has a trace, else of the first device that has one.
-pub fn extract(snap: Snapshot, config: Config, prefer: i64) -> Result<Requests, String> {
+/// The requests of device `prefer` when it has a trace, else of the first device that has one,
+/// and the configuration that device is modelled under (the file's settings, its allocator's
+/// rules, expandable segments where its segments show them).
+pub fn extract(snap: Snapshot, prefer: i64) -> Result<Requests, String> {
     let traced = traced_devices(&snap);
     let device = if traced.contains(&prefer) {
         prefer
@@ -65,6 +55,9 @@ pub fn extract(snap: Snapshot, config: Config, prefer: i64) -> Result<Requests, 
             .first()
             .ok_or("the file has no trace to replay (recorded without _record_memory_history?)")?
     } as usize;
+    let config = device_config(&snap, device as i64)
+        .map_err(|e| e.to_string())?
+        .config;
     let mut out = Vec::new();
     let mut live: HashSet<u64> = HashSet::new();
     let mut pending: HashSet<u64> = HashSet::new();

@@ -9,11 +9,13 @@ use std::collections::BTreeMap;
 
 use memsnap_core::analysis::diagnosis::{diagnose_with, Diagnosis};
 use memsnap_core::analysis::frames::{format, format_stack, is_hidden, label, visible_frames};
-use memsnap_core::analysis::replay::{file_config, Start};
+use memsnap_core::allocator::Rules;
+use memsnap_core::analysis::replay::{device_config, file_config, Start};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::analysis::verdicts::Verdicts;
 use memsnap_core::snapshot::{Snapshot, StackId};
 
+use super::allocator;
 use super::format::spoken;
 use super::output::print;
 use super::input::{devices, load, CliError};
@@ -33,6 +35,10 @@ pub struct Args {
     /// Only this device (default: every device in the file).
     #[arg(long)]
     pub device: Option<usize>,
+    /// Whose caching allocator to model: `cuda` or `npu` (torch_npu). Default: the one the
+    /// file's sizes fit, per device.
+    #[arg(long, value_name = "NAME", value_parser = allocator::parse)]
+    pub allocator: Option<Rules>,
     /// Print everything as one JSON object (schema: docs/cli-json.md).
     #[arg(long)]
     pub json: bool,
@@ -43,11 +49,21 @@ pub struct Device {
     pub diagnosis: Diagnosis,
 }
 
-/// The file's settings as a `PYTORCH_CUDA_ALLOC_CONF` value, or why they cannot be read.
+/// The file's settings as an allocator-conf value, or why they cannot be read.
 pub fn file_conf(snap: &Snapshot) -> Result<String, String> {
     file_config(snap)
         .map(|c| c.to_conf_string())
         .map_err(|e| e.to_string())
+}
+
+/// The variable the settings are given in: torch_npu's when every device follows its rules.
+fn conf_var(snap: &Snapshot, result: &[Device]) -> &'static str {
+    let npu = !result.is_empty()
+        && result.iter().all(|d| {
+            device_config(snap, d.diagnosis.device as i64)
+                .is_ok_and(|c| c.choice.rules == Rules::Npu)
+        });
+    if npu { Rules::Npu } else { Rules::Cuda }.conf_var()
 }
 
 /// The diagnosis of each device.
@@ -67,6 +83,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 /// What the command prints for a snapshot already read.
 pub fn render(args: &Args, snap: &Snapshot) -> Result<String, CliError> {
+    let snap = &*allocator::under(snap, args.allocator);
     let devs = devices(&args.file, snap, args.device)?;
     let result = diagnose_devices(snap, &devs);
     Ok(if args.json {
@@ -156,7 +173,7 @@ fn human(file: &str, snap: &Snapshot, result: &[Device], st: Style) -> String {
     }
     match file_conf(snap) {
         Ok(c) if c.is_empty() => out.push_str("settings: PyTorch defaults\n"),
-        Ok(c) => out.push_str(&format!("settings: PYTORCH_CUDA_ALLOC_CONF={c}\n")),
+        Ok(c) => out.push_str(&format!("settings: {}={c}\n", conf_var(snap, result))),
         Err(e) => out.push_str(&format!("settings: cannot be read ({e})\n")),
     }
     out
@@ -336,6 +353,7 @@ fn fixes_text(out: &mut String, file: &str, device: usize, v: &Verdicts, st: Sty
         out.push_str(&format!("fixes: none replayed ({why})\n"));
         return;
     }
+    out.push_str(&format!("replayed under {}\n", v.allocator));
     let start = v.ranked_on.as_str();
     let other = match v.ranked_on {
         Start::Cold => "reconstructed",

@@ -4,6 +4,7 @@
 //! registered by one line in `subcommands!` below. Errors print as one line,
 //! `memsnap: <file>: <error>`, and exit 1; usage errors are clap's (exit 2).
 
+mod allocator;
 mod format;
 mod input;
 mod limits;

@@ -2,17 +2,23 @@
 //! that has one (`memsnap_core::analysis::oom`, the function the page's OOM panel calls).
 
 
+use memsnap_core::allocator::Rules;
 use memsnap_core::analysis::oom::{explain_ooms, OomExplanation};
 use memsnap_core::snapshot::Snapshot;
 
+use super::allocator;
 use super::format::{size, size_exact};
-use super::output::print;
 use super::input::{load, CliError};
+use super::output::print;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Snapshot file (pickle or gzipped pickle); `-` reads stdin.
     pub file: String,
+    /// Whose caching allocator to model: `cuda` or `npu` (torch_npu). Default: the one the
+    /// file's sizes fit, per device.
+    #[arg(long, value_name = "NAME", value_parser = allocator::parse)]
+    pub allocator: Option<Rules>,
     /// Print the explanations as a JSON array (the core result's fields) instead.
     #[arg(long)]
     pub json: bool,
@@ -26,6 +32,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 /// What the command prints for a snapshot already read.
 pub fn render(args: &Args, snapshot: &Snapshot) -> Result<String, CliError> {
+    let snapshot = &*allocator::under(snapshot, args.allocator);
     let ooms = explain_ooms(snapshot).map_err(|e| CliError::new(&args.file, e))?;
     let text = if args.json {
         serde_json::to_string(&ooms).map_err(|e| CliError::new(&args.file, e))? + "\n"
@@ -43,11 +50,13 @@ pub fn render(args: &Args, snapshot: &Snapshot) -> Result<String, CliError> {
 
 fn human(o: &OomExplanation) -> String {
     let mut out = format!(
-        "cuda:{} ran out of memory at trace entry {} ({} OOM{} on this device)\n",
+        "{}:{} ran out of memory at trace entry {} ({} OOM{} on this device)\n  rules: {}\n",
+        o.allocator,
         o.device,
         o.entry,
         o.ooms_on_device,
-        if o.ooms_on_device == 1 { "" } else { "s" }
+        if o.ooms_on_device == 1 { "" } else { "s" },
+        o.allocator_note
     );
     let pool = o
         .pool_id

@@ -7,14 +7,16 @@
 //! trace as a snapshot PyTorch's viewer opens.
 
 
+use memsnap_core::allocator::Rules;
 use memsnap_core::analysis::replay::{
-    file_config, replay, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
+    device_config, file_config, replay, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
 };
 use memsnap_core::analysis::verdicts::{measure, Change, Device, Outcome, Plan};
 use memsnap_core::snapshot::Snapshot;
 
-use super::output::print;
+use super::allocator;
 use super::input::{load, CliError};
+use super::output::print;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -58,6 +60,10 @@ pub struct Args {
     /// Device memory for what-if replays, in GiB (default: unlimited), so that OOMs show.
     #[arg(long, value_name = "GIB")]
     pub capacity_gib: Option<f64>,
+    /// Whose caching allocator to model: `cuda` or `npu` (torch_npu). Default: the one the
+    /// file's sizes fit, per device.
+    #[arg(long, value_name = "NAME", value_parser = allocator::parse)]
+    pub allocator: Option<Rules>,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -81,7 +87,10 @@ fn report_json(r: &ReplayReport) -> serde_json::Value {
         "device": r.device,
         "entries": r.entries,
         "complete_trace": r.complete_trace,
-        "cuda_policy": r.policy.is_cuda(),
+        "allocator": r.rules.rules.name(),
+        "allocator_source": r.rules.source.as_str(),
+        "allocator_fits": r.rules.fits(),
+        "allocator_note": r.rules.describe(),
         "not_replayed": r.not_replayed,
         "decisions": r.decisions,
         "decisions_matched": r.decisions_matched,
@@ -130,7 +139,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// What the command prints for a snapshot already read, and the model's snapshot when
 /// `--output` asks for one.
 pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapshot>), CliError> {
-    let base = file_config(snapshot).map_err(|e| CliError::new(&args.file, e))?;
+    let snapshot = &*allocator::under(snapshot, args.allocator);
     let mut change = Change {
         memory_cap: args.memory_cap_bytes,
         empty_cache_at: args.empty_cache_at.clone(),
@@ -143,9 +152,12 @@ pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapsh
             .ok_or_else(|| CliError::new("--set", format!("expected KEY=VALUE, got `{kv}`")))?;
         change.set.push((k.trim().to_string(), v.trim().to_string()));
     }
-    let changed = change
-        .config(&base)
-        .map_err(|e| CliError::new("--set", e))?;
+    // Bad keys and values are refused before anything is replayed; what a device's allocator
+    // refuses is weighed per device below.
+    let file = file_config(snapshot).map_err(|e| CliError::new(&args.file, e))?;
+    for (k, v) in &change.set {
+        file.clone().set(k, v).map_err(|e| CliError::new("--set", e))?;
+    }
     let devices = match args.device {
         Some(d) => vec![d],
         None => traced_devices(snapshot),
@@ -177,6 +189,12 @@ pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapsh
     let mut json_devices = Vec::new();
     let mut written = None;
     for &dev in &devices {
+        let base = device_config(snapshot, dev)
+            .map_err(|e| CliError::new(&args.file, e))?
+            .config;
+        let changed = change
+            .config(&base)
+            .map_err(|e| CliError::new("--set", e))?;
         let report = replay(snapshot, dev).map_err(|e| CliError::new(&args.file, e))?;
         let what_if = if change.is_empty() {
             None
@@ -228,6 +246,10 @@ pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapsh
         } else {
             " (starts after segments existed: replayed from the reconstructed state)\n"
         });
+        text.push_str(&format!("  rules: {}\n", report.rules.describe()));
+        if let (None, Some(m)) = (&report.not_replayed, report.rules.misfit()) {
+            text.push_str(&format!("  warning: {m}\n"));
+        }
         match &report.not_replayed {
             Some(why) => text.push_str(&format!("  {why}\n")),
             None => {

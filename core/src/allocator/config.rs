@@ -5,14 +5,35 @@ use std::fmt;
 
 use crate::snapshot::{AllocatorSettings, Value};
 
-use super::sizes::LARGE_BUFFER;
+use super::rules::Rules;
+use super::sizes::{LARGE_BUFFER, SMALL_BUFFER};
 
 /// Number of power-of-two intervals `roundup_power2_divisions` has: [1 MiB, 2 MiB), ... [32 GiB, inf).
 pub const ROUNDUP_INTERVALS: usize = 16;
 const MB: u64 = 1 << 20;
+/// torch_npu's default `base_addr_aligned_kb` (`kAlignRoundLarge`, 16 KiB), also its maximum.
+pub const NPU_BASE_ADDR_ALIGNED: u64 = 16 << 10;
+/// The `allocator_settings` key naming whose allocator wrote the file (`cuda` or `npu`).
+pub const ALLOCATOR_KEY: &str = "allocator";
+/// torch_npu's `page_size:1g` granule (`kExtraLargeBuffer`).
+pub const NPU_1G_PAGE: u64 = 1 << 30;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
+    /// Whose allocator: CUDA's or torch_npu's (not a `PYTORCH_CUDA_ALLOC_CONF` key: the file or
+    /// `--allocator` says).
+    pub rules: Rules,
+    /// torch_npu's `base_addr_aligned_kb` in bytes (0 = off): where expandable blocks of 2 MiB
+    /// or more start. CUDA's rules ignore it.
+    pub base_addr_aligned: u64,
+    /// Page size of large-pool expandable segments: 20 MiB, or torch_npu's `segment_size_mb` /
+    /// `large_segment_size_mb`.
+    pub large_page: u64,
+    /// torch_npu's `large_segment_size_mb` (v2.12 on): the segment of a 1-10 MiB request, and
+    /// the large expandable page when set.
+    pub large_segment: u64,
+    /// torch_npu's `page_size:1g`: large-pool segments and pages are whole GiB.
+    pub page_1g: bool,
     /// Blocks at or above this are never split; `u64::MAX` = unlimited (the default).
     pub max_split_size: u64,
     /// An oversize request may take a cached block smaller than request + this.
@@ -32,6 +53,11 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
+            rules: Rules::Cuda,
+            base_addr_aligned: NPU_BASE_ADDR_ALIGNED,
+            large_page: LARGE_BUFFER,
+            large_segment: LARGE_BUFFER,
+            page_1g: false,
             max_split_size: u64::MAX,
             max_non_split_rounding_size: LARGE_BUFFER,
             garbage_collection_threshold: 0.0,
@@ -124,6 +150,30 @@ impl Config {
                 self.garbage_collection_threshold = t;
             }
             "expandable_segments" => self.expandable_segments = parse_bool(key, value)?,
+            "base_addr_aligned_kb" => {
+                let kb = parse_u64(key, value)?;
+                if kb > NPU_BASE_ADDR_ALIGNED >> 10 {
+                    return Err(err(key, format!("must be 0 to 16 (KB), got {kb}")));
+                }
+                self.base_addr_aligned = kb << 10;
+            }
+            k @ ("segment_size_mb" | "large_segment_size_mb") => {
+                let mb = parse_u64(key, value)?;
+                if !(20..=512).contains(&mb) {
+                    return Err(err(key, format!("must be 20 to 512 (MB), got {mb}")));
+                }
+                if k == "segment_size_mb" {
+                    self.large_page = mb * MB;
+                } else {
+                    self.large_segment = mb * MB;
+                }
+            }
+            "page_size" => {
+                if !value.eq_ignore_ascii_case("1g") {
+                    return Err(err(key, format!("only `1g` is supported, got `{value}`")));
+                }
+                self.page_1g = true;
+            }
             "release_lock_on_cudamalloc" | "release_lock_on_hipmalloc" => {
                 self.release_lock_on_cudamalloc = parse_bool(key, value)?
             }
@@ -149,6 +199,11 @@ impl Config {
                 }
             }
             k @ ("graph_capture_record_stream_reuse"
+            | "multi_stream_lazy_reclaim"
+            | "release_lock_on_npumalloc"
+            | "pinned_mem_register"
+            | "pin_memory_expandable_segments"
+            | "pinned_use_background_threads"
             | "pinned_reserve_segment_size_mb"
             | "per_process_memory_fraction"
             | "pinned_max_register_threads") => {
@@ -163,6 +218,17 @@ impl Config {
     /// The model configuration a snapshot's `allocator_settings` describes.
     pub fn from_settings(s: &AllocatorSettings) -> Result<Config, ConfigError> {
         let mut c = Config::default();
+        // Not PyTorch's: memsnap writes it (`--allocator`) so a file can say whose it is.
+        if let Some(v) = s.get(ALLOCATOR_KEY) {
+            let name = v
+                .as_str()
+                .ok_or_else(|| err(ALLOCATOR_KEY, "expected a string (cuda or npu)"))?;
+            c.rules = Rules::parse(name).map_err(|m| err(ALLOCATOR_KEY, m))?;
+        }
+        if let Some(v) = s.get("base_addr_aligned_kb") {
+            let kb = int_of("base_addr_aligned_kb", v)?;
+            c.set("base_addr_aligned_kb", &kb.to_string())?;
+        }
         if let Some(v) = s.get("max_split_size") {
             let n = int_of("max_split_size", v)?;
             // SIZE_MAX is written as int64 -1.
@@ -198,6 +264,64 @@ impl Config {
             c.roundup_power2_divisions = divisions_of(v)?;
         }
         Ok(c)
+    }
+
+    /// Whether these settings exist for the allocator `self.rules` names: torch_npu's options on
+    /// CUDA are unknown to it, and torch_npu refuses expandable segments together with
+    /// `max_split_size_mb` or `garbage_collection_threshold` (NPUAllocatorConfig::parseArgs).
+    pub fn check_rules(&self) -> Result<(), ConfigError> {
+        let d = Config::default();
+        match self.rules {
+            Rules::Cuda => {
+                let npu_only = [
+                    (
+                        "base_addr_aligned_kb",
+                        self.base_addr_aligned != d.base_addr_aligned,
+                    ),
+                    ("segment_size_mb", self.large_page != d.large_page),
+                    (
+                        "large_segment_size_mb",
+                        self.large_segment != d.large_segment,
+                    ),
+                    ("page_size", self.page_1g),
+                ];
+                match npu_only.iter().find(|(_, set)| *set) {
+                    Some((key, _)) => Err(err(
+                        key,
+                        "a torch_npu option: CUDA's allocator has no such setting",
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Rules::Npu if self.expandable_segments => {
+                if self.max_split_size_limited() {
+                    Err(err(
+                        "max_split_size_mb",
+                        "torch_npu refuses it with expandable_segments:True",
+                    ))
+                } else if self.garbage_collection_threshold > 0.0 {
+                    Err(err(
+                        "garbage_collection_threshold",
+                        "torch_npu refuses it with expandable_segments:True",
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            Rules::Npu => Ok(()),
+        }
+    }
+
+    /// Page size of an expandable segment of the small or large pool
+    /// (`get_custom_expandable_segment_size` on torch_npu).
+    pub fn expandable_page(&self, small: bool) -> u64 {
+        match self.rules {
+            _ if small => SMALL_BUFFER,
+            Rules::Cuda => LARGE_BUFFER,
+            Rules::Npu if self.page_1g => NPU_1G_PAGE,
+            Rules::Npu if self.large_segment != LARGE_BUFFER => self.large_segment,
+            Rules::Npu => self.large_page,
+        }
     }
 
     /// Divisions for a size (its power-of-two interval, clamped to [1 MiB, 32 GiB+]).
@@ -253,6 +377,21 @@ impl Config {
                 "pinned_num_register_threads:{}",
                 self.pinned_num_register_threads
             ));
+        }
+        if self.base_addr_aligned != d.base_addr_aligned {
+            parts.push(format!(
+                "base_addr_aligned_kb:{}",
+                self.base_addr_aligned >> 10
+            ));
+        }
+        if self.large_page != d.large_page {
+            parts.push(format!("segment_size_mb:{}", self.large_page / MB));
+        }
+        if self.large_segment != d.large_segment {
+            parts.push(format!("large_segment_size_mb:{}", self.large_segment / MB));
+        }
+        if self.page_1g {
+            parts.push("page_size:1g".into());
         }
         for (k, v) in &self.passthrough {
             parts.push(format!("{k}:{v}"));

@@ -6,6 +6,7 @@
 use super::backing::{Backing, StreamId};
 use super::block::BlockId;
 use super::model::{Allocator, UseError};
+use super::rules::Rules;
 
 impl<B: Backing> Allocator<B> {
     /// `recordStream`: the allocated block at `addr` is also used on `stream`.
@@ -14,8 +15,11 @@ impl<B: Backing> Allocator<B> {
             Some(id) if self.blocks[*id].allocated => *id,
             _ => return Err(UseError::NotAllocated(addr)),
         };
+        // CUDA ignores a use on the block's own stream; torch_npu dropped that check (2023), so
+        // there such a use holds the block back until an event completes too.
+        let own_counts = self.config.rules == Rules::Npu;
         let b = &mut self.blocks[id];
-        if b.stream != stream && !b.stream_uses.contains(&stream) {
+        if (b.stream != stream || own_counts) && !b.stream_uses.contains(&stream) {
             b.stream_uses.push(stream);
         }
         Ok(())

@@ -1,5 +1,6 @@
 //! Expandable segments (Note [Expandable Segments]): one reserved virtual range per stream and
-//! pool, backed by physical pages (2 MiB small, 20 MiB large) mapped on demand. A request maps
+//! pool, backed by physical pages (2 MiB small, 20 MiB large; torch_npu's page options change
+//! the large page: `Config::expandable_page`) mapped on demand. A request maps
 //! pages at the first place on its stream where free and unmapped space together fit it;
 //! `empty_cache` unmaps the fully free pages of free blocks.
 
@@ -8,7 +9,6 @@ use crate::snapshot::{Action, StackId};
 use super::backing::{Backing, StreamId};
 use super::block::{Block, BlockId};
 use super::model::Allocator;
-use super::rounding::{LARGE_BUFFER, SMALL_BUFFER};
 
 pub use super::expandable_segment::ExpandableSegment;
 
@@ -49,11 +49,7 @@ impl<B: Backing> Allocator<B> {
                 return Some(start);
             }
         }
-        let page = if self.pools[pool].is_small {
-            SMALL_BUFFER
-        } else {
-            LARGE_BUFFER
-        };
+        let page = self.config.expandable_page(self.pools[pool].is_small);
         let total = self.backing.mem_info().1;
         // 1 1/8 of device memory, so pages can be unmapped early and re-mapped at the end.
         let va_size = (total + total / 8).div_ceil(page).max(1) * page;

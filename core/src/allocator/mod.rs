@@ -10,6 +10,7 @@
 //! - trace.rs: trace entries; emit.rs: the state as a Snapshot; seed.rs: starting from a state
 //! - check.rs: structural invariants; sim_backing.rs: a simulated device
 
+pub mod align;
 pub mod backing;
 pub mod best_fit;
 pub mod block;
@@ -29,6 +30,7 @@ pub mod oom_error;
 pub mod pool;
 pub mod release;
 pub mod rounding;
+pub mod rules;
 pub mod seed;
 pub mod sim_backing;
 pub mod sizes;
@@ -40,4 +42,5 @@ pub use config::{Config, ConfigError};
 pub use model::{Allocator, Stats, UseError};
 pub use oom::Oom;
 pub use pool::MempoolId;
+pub use rules::Rules;
 pub use sim_backing::SimBacking;

@@ -190,7 +190,7 @@ impl<B: Backing> Allocator<B> {
         }
         let size = round_size(orig_size, &self.config);
         let pool = self.get_pool(size, stream);
-        let alloc_size = get_allocation_size(size);
+        let alloc_size = get_allocation_size(size, &self.config);
 
         let mut found = self.get_free_block(pool, stream, size);
         if found.is_none() {
@@ -209,6 +209,7 @@ impl<B: Backing> Allocator<B> {
         let Some(block) = found else {
             return Err(self.out_of_memory(size, alloc_size, stream, frames));
         };
+        let block = self.align_block_start(block, size);
         let addr = self.alloc_found_block(block, size, orig_size, frames);
         self.note_cached();
         Ok(addr)

@@ -1,7 +1,8 @@
 //! Size rounding: `round_size`, power-of-two divisions, and the cudaMalloc size of a new segment
 //! (CUDACachingAllocator.cpp `round_size`, `roundup_power2_next_division`, `get_allocation_size`).
 
-use super::config::Config;
+use super::config::{Config, NPU_1G_PAGE};
+use super::rules::Rules;
 
 pub use super::sizes::{
     LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
@@ -9,6 +10,7 @@ pub use super::sizes::{
 
 /// The size a request of `size` bytes occupies in a block.
 pub fn round_size(size: u64, config: &Config) -> u64 {
+    let size = size.saturating_add(config.rules.request_padding());
     if size < MIN_BLOCK_SIZE {
         return MIN_BLOCK_SIZE;
     }
@@ -46,11 +48,20 @@ pub fn is_small(rounded: u64) -> bool {
 }
 
 /// The cudaMalloc size of the segment created for a rounded request (non-expandable mode).
-pub fn get_allocation_size(rounded: u64) -> u64 {
+/// torch_npu sizes 1-10 MiB requests' segments by `large_segment_size_mb` and, with
+/// `page_size:1g`, every large-pool segment in whole GiB.
+pub fn get_allocation_size(rounded: u64, config: &Config) -> u64 {
+    let npu = config.rules == Rules::Npu;
     if rounded <= SMALL_SIZE {
         SMALL_BUFFER
+    } else if npu && config.page_1g {
+        rounded.div_ceil(NPU_1G_PAGE) * NPU_1G_PAGE
     } else if rounded < MIN_LARGE_ALLOC {
-        LARGE_BUFFER
+        if npu {
+            config.large_segment
+        } else {
+            LARGE_BUFFER
+        }
     } else {
         rounded.div_ceil(ROUND_LARGE) * ROUND_LARGE
     }
@@ -118,13 +129,25 @@ mod tests {
 
     #[test]
     fn allocation_sizes_at_boundaries() {
-        assert_eq!(get_allocation_size(512), SMALL_BUFFER);
-        assert_eq!(get_allocation_size(SMALL_SIZE), SMALL_BUFFER);
-        assert_eq!(get_allocation_size(SMALL_SIZE + 512), LARGE_BUFFER);
-        assert_eq!(get_allocation_size(MIN_LARGE_ALLOC - 512), LARGE_BUFFER);
-        assert_eq!(get_allocation_size(MIN_LARGE_ALLOC), MIN_LARGE_ALLOC);
+        assert_eq!(get_allocation_size(512, &Config::default()), SMALL_BUFFER);
         assert_eq!(
-            get_allocation_size(MIN_LARGE_ALLOC + 512),
+            get_allocation_size(SMALL_SIZE, &Config::default()),
+            SMALL_BUFFER
+        );
+        assert_eq!(
+            get_allocation_size(SMALL_SIZE + 512, &Config::default()),
+            LARGE_BUFFER
+        );
+        assert_eq!(
+            get_allocation_size(MIN_LARGE_ALLOC - 512, &Config::default()),
+            LARGE_BUFFER
+        );
+        assert_eq!(
+            get_allocation_size(MIN_LARGE_ALLOC, &Config::default()),
+            MIN_LARGE_ALLOC
+        );
+        assert_eq!(
+            get_allocation_size(MIN_LARGE_ALLOC + 512, &Config::default()),
             MIN_LARGE_ALLOC + ROUND_LARGE
         );
         assert!(is_small(SMALL_SIZE));

@@ -8,7 +8,7 @@ use super::block::{Block, BlockId};
 use super::expandable::ExpandableSegment;
 use super::model::Allocator;
 use super::pool::{MempoolId, LARGE_POOL, SMALL_POOL};
-use super::rounding::{LARGE_BUFFER, SMALL_BUFFER};
+use super::rounding::SMALL_BUFFER;
 
 /// Stream standing for the unknown streams whose work holds a seeded pending-free block (and
 /// that replays use for blocks the run freed with pending stream uses).
@@ -162,7 +162,7 @@ impl<B: Backing> Allocator<B> {
         for ((stream, small, pool_id), mut segs) in groups {
             segs.sort_by_key(|s| s.address);
             let pool = self.seed_pool(small, pool_id);
-            let page = if small { SMALL_BUFFER } else { LARGE_BUFFER };
+            let page = self.config.expandable_page(small);
             let first = segs[0].address;
             // Hints on this stream nearer to this group than to any other group's first segment.
             let others: Vec<u64> = segments

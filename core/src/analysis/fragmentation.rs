@@ -179,7 +179,7 @@ pub fn fragmentation(snap: &Snapshot, device: usize) -> DeviceFragmentation {
 /// rounding) look only in small segments and large ones only in large segments, as the pools do;
 /// streams are not distinguished (a request's stream is not known here).
 pub fn fits(snap: &Snapshot, device: usize, bytes: u64) -> Fit {
-    let rounded = Rounding::from_settings(snap.allocator_settings.as_ref()).round(bytes);
+    let rounded = Rounding::for_device(snap, device).round(bytes);
     let want_small = rounded <= SMALL_SIZE;
     let mut best: Option<(u64, u64)> = None;
     let mut pool_free = 0;

@@ -95,13 +95,8 @@ fn is_free_request(a: &Action) -> bool {
 pub fn allocations(snap: &Snapshot, device: usize) -> Allocations {
     let trace = snap.trace(device);
     let n = trace.len();
-    let rounding = Rounding::from_settings(snap.allocator_settings.as_ref());
-    let expandable = snap
-        .allocator_settings
-        .as_ref()
-        .and_then(|s| s.get("expandable_segments"))
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let rounding = Rounding::for_device(snap, device);
+    let expandable = rounding.config.expandable_segments;
     let mut list: Vec<Allocation> = Vec::new();
     // Address -> index in `list` of the allocation not yet completely freed there.
     // foldhash, not SipHash: this map is most of building a timeline at 1M entries.

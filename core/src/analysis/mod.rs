@@ -19,6 +19,7 @@ pub mod peak;
 pub mod phases;
 pub mod pinning;
 pub mod plan;
+pub mod policy;
 pub mod pools;
 pub mod range;
 pub mod rank_summary;

@@ -20,7 +20,7 @@ use super::frames::{format, format_stack, top_user_frame};
 use super::intervals::{allocations, nonempty, Allocations};
 use super::pinning::pinning;
 use super::plan::{plan, PlanSizes};
-use super::replay::{file_config, pool_of, ReplayError};
+use super::replay::{device_config, pool_of, DeviceConfig, ReplayError};
 use super::state_at::StateHistory;
 use super::verdicts::{verdicts, Inputs, Outcome};
 
@@ -105,6 +105,9 @@ pub struct Verdict {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct OomExplanation {
     pub device: i64,
+    /// Whose allocator's rules explain it: `cuda` or `npu` (torch_npu), and why, in words.
+    pub allocator: String,
+    pub allocator_note: String,
     /// Trace index of the `oom` entry.
     pub entry: usize,
     /// `oom` entries on this device (this one is the first).
@@ -177,7 +180,7 @@ pub fn explain_oom(
     };
     let trace = snapshot.trace(device.max(0) as usize);
     let e = &trace[entry];
-    let config = file_config(snapshot)?;
+    let DeviceConfig { config, choice, .. } = device_config(snapshot, device)?;
     let requested = e.size().unwrap_or(0);
     let stream = e.stream().unwrap_or(0);
     let pool = pool_of(e);
@@ -244,13 +247,15 @@ pub fn explain_oom(
     let p = plan(&until_failure(&allocs, entry, requested), PlanSizes::Block);
     Ok(Some(OomExplanation {
         device,
+        allocator: choice.rules.name().to_string(),
+        allocator_note: choice.describe(),
         entry,
         ooms_on_device: trace.iter().filter(|e| e.is(&Action::Oom)).count(),
         time_us: e.time_us(),
         stream,
         pool_id: (pool != (0, 0)).then_some(pool),
         requested,
-        segment_size: get_allocation_size(requested),
+        segment_size: get_allocation_size(requested, &config),
         device_free,
         reserved,
         allocated,

@@ -12,7 +12,6 @@
 //! reconstructed start, under changed settings, on a simulated device.
 
 mod backing;
-mod detect;
 mod requests;
 
 use foldhash::HashMap as FastMap;
@@ -20,8 +19,8 @@ use foldhash::HashMap as FastMap;
 use crate::allocator::{Allocator, Backing, Config, SimBacking, Stats};
 use crate::snapshot::{Action, BlockState, Segment, Snapshot, TraceEntry};
 
+pub use super::policy::{check_policy, DeviceConfig, PolicyCheck, RulesChoice, RulesSource};
 pub use backing::{ReplayBacking, SegKind, SegOp, WindowScore};
-pub use detect::{check_cuda_policy, PolicyCheck};
 pub use requests::{empty_cache_by_runs, requests_of, Request, Traced};
 
 use requests::completes_at;
@@ -74,9 +73,10 @@ pub struct ReplayReport {
     pub entries: usize,
     /// No segment existed before the first entry: the trace is the whole history.
     pub complete_trace: bool,
-    /// Why the replay was not attempted (e.g. not a CUDA allocator trace).
+    /// Why the replay was not attempted (the sizes fit no allocator's policy).
     pub not_replayed: Option<String>,
-    pub policy: PolicyCheck,
+    /// Whose allocator's rules the device was replayed under, and why.
+    pub rules: RulesChoice,
     pub decisions: u64,
     pub decisions_matched: u64,
     pub first_mismatch: Option<Mismatch>,
@@ -103,14 +103,21 @@ impl std::fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
-/// The file's settings as a model configuration (defaults when the file has none).
+/// The file's settings as a model configuration (defaults when the file has none), under
+/// CUDA's rules unless the settings name another allocator: [`device_config`] is what a device
+/// is modelled under.
 pub fn file_config(snapshot: &Snapshot) -> Result<Config, ReplayError> {
-    match &snapshot.allocator_settings {
-        Some(s) => {
-            Config::from_settings(s).map_err(|e| ReplayError(format!("allocator_settings: {e}")))
-        }
-        None => Ok(Config::default()),
-    }
+    super::policy::settings_config(snapshot).map_err(settings_error)
+}
+
+/// The configuration `device` is modelled under: the file's settings, the allocator whose rules
+/// its sizes fit, and expandable segments where its segments show them.
+pub fn device_config(snapshot: &Snapshot, device: i64) -> Result<DeviceConfig, ReplayError> {
+    super::policy::device_config(snapshot, device).map_err(settings_error)
+}
+
+fn settings_error(e: crate::allocator::ConfigError) -> ReplayError {
+    ReplayError(format!("allocator_settings: {e}"))
 }
 
 /// Devices that have a trace (a trace of `snapshot` markers only, as torch 2.0 dumps write,
@@ -171,16 +178,19 @@ impl Driver {
 
 /// Fidelity replay of `device`'s trace.
 pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayError> {
-    let config = file_config(snapshot)?;
+    let DeviceConfig {
+        config,
+        choice: rules,
+        ..
+    } = device_config(snapshot, device)?;
     let entries = snapshot.trace(device.max(0) as usize);
     let (start, inconsistencies) = start_state(snapshot, device, &config);
-    let policy = check_cuda_policy(snapshot, device, &config);
     let mut report = ReplayReport {
         device,
         entries: entries.len(),
         complete_trace: start.is_empty(),
-        not_replayed: None,
-        policy: policy.clone(),
+        not_replayed: rules.not_replayable(),
+        rules,
         decisions: 0,
         decisions_matched: 0,
         first_mismatch: None,
@@ -194,13 +204,7 @@ pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayEr
         settings: config.to_conf_string(),
         empty_cache_at: Vec::new(),
     };
-    if !policy.is_cuda() {
-        report.not_replayed = Some(format!(
-            "not a CUDA allocator trace: {} of {} sizes are impossible under CUDA's policy, e.g. {}",
-            policy.impossible,
-            policy.checked,
-            policy.examples.first().cloned().unwrap_or_default()
-        ));
+    if report.not_replayed.is_some() {
         return Ok(report);
     }
     let capacity = 1u64 << 50;
@@ -605,7 +609,7 @@ pub(crate) async fn run_requests_paced(
         (Start::Clean, _) => &[][..],
         (_, Some(s)) => s,
         (_, None) => {
-            let cfg = file_config(snapshot)?;
+            let cfg = device_config(snapshot, device)?.config;
             walked = start_state_paced(snapshot, device, &cfg, pace).await.0;
             &walked[..]
         }

@@ -2,9 +2,9 @@
 //! rules themselves live once, in [`crate::allocator::rounding`] and [`crate::allocator::Config`];
 //! this is a thin view built from a file's `allocator_settings`.
 
-use crate::allocator::rounding::{get_allocation_size, round_size};
+use crate::allocator::rounding::round_size;
 use crate::allocator::Config;
-use crate::snapshot::AllocatorSettings;
+use crate::snapshot::{AllocatorSettings, Snapshot};
 
 pub use crate::allocator::rounding::{
     LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
@@ -33,6 +33,21 @@ impl Rounding {
         }
     }
 
+    /// Rounding as `device` is modelled: the file's settings under the rules of the allocator
+    /// its sizes fit ([`super::policy::device_config`]).
+    pub fn for_device(snap: &Snapshot, device: usize) -> Rounding {
+        match super::policy::device_config_quick(snap, device as i64) {
+            Ok(d) => Rounding {
+                config: d.config,
+                settings_error: None,
+            },
+            Err(e) => Rounding {
+                config: Config::default(),
+                settings_error: Some(format!("{e:?}")),
+            },
+        }
+    }
+
     /// `round_size`: at least 512 B, a multiple of 512 B, or the next power-of-two division.
     pub fn round(&self, size: u64) -> u64 {
         round_size(size, &self.config)
@@ -44,11 +59,6 @@ impl Rounding {
             .max_split_size_limited()
             .then_some(self.config.max_split_size)
     }
-}
-
-/// `get_allocation_size`: the cudaMalloc size for a rounded request.
-pub fn segment_size_for(rounded: u64) -> u64 {
-    get_allocation_size(rounded)
 }
 
 /// `should_split` without max_split_size and expandable segments: a large-pool block is split
@@ -87,9 +97,6 @@ mod tests {
 
     #[test]
     fn segment_sizes() {
-        assert_eq!(segment_size_for(512), SMALL_BUFFER);
-        assert_eq!(segment_size_for(2 << 20), LARGE_BUFFER);
-        assert_eq!(segment_size_for((10 << 20) + 512), 12 << 20);
         assert!(!splits(12 << 20, 11 << 20));
         assert!(splits(12 << 20, (10 << 20) + 512));
         assert!(splits(2 << 20, 1 << 20));

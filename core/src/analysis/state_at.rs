@@ -179,12 +179,11 @@ pub async fn start_state_paced(
     (to_segments(&state, device), inconsistencies)
 }
 
-/// One-shot form of [`StateHistory::state_before`] (builds the history each call).
+/// One-shot form of [`StateHistory::state_before`] (builds the history each call), under the
+/// configuration the device is modelled under.
 pub fn state_at(snapshot: &Snapshot, device: i64, n: usize) -> Vec<Segment> {
-    let config = snapshot
-        .allocator_settings
-        .as_ref()
-        .and_then(|s| Config::from_settings(s).ok())
+    let config = super::policy::device_config_quick(snapshot, device)
+        .map(|d| d.config)
         .unwrap_or_default();
     StateHistory::new(snapshot, device, &config).state_before(n)
 }

@@ -32,12 +32,13 @@ impl Change {
         self == &Change::default()
     }
 
-    /// `base` with the settings applied.
+    /// `base` with the settings applied; an error where the allocator refuses them together.
     pub fn config(&self, base: &Config) -> Result<Config, ConfigError> {
         let mut c = base.clone();
         for (k, v) in &self.set {
             c.set(k, v)?;
         }
+        c.check_rules()?;
         Ok(c)
     }
 

@@ -24,14 +24,14 @@ pub mod candidates;
 pub mod change;
 pub mod measure;
 
-use crate::allocator::Config;
+use crate::allocator::{Config, Rules};
 use crate::analysis::churn::Churn;
 use crate::analysis::fragmentation::DeviceFragmentation;
 use crate::analysis::frames::label;
 use crate::analysis::pace::{self, Pace};
 use crate::analysis::pinning::PinningBlock;
 use crate::analysis::replay::{
-    check_cuda_policy, empty_cache_calls, file_config, pool_of, requests_of, Request, Start, Traced,
+    device_config, empty_cache_calls, pool_of, requests_of, DeviceConfig, Request, Start, Traced,
 };
 use crate::analysis::state_at::{start_state_paced, StateHistory};
 use crate::snapshot::{Action, Segment, Snapshot};
@@ -95,6 +95,8 @@ pub struct Fix {
 pub struct Verdicts {
     /// Why nothing was replayed (no trace, another allocator's trace, unreadable settings).
     pub not_replayed: Option<String>,
+    /// Whose allocator's rules the replays follow, and why (empty when nothing was replayed).
+    pub allocator: String,
     pub ranked_on: Start,
     /// Why that start ranks.
     pub why_start: String,
@@ -136,6 +138,7 @@ impl Verdicts {
     fn none(why: String) -> Verdicts {
         Verdicts {
             not_replayed: Some(why),
+            allocator: String::new(),
             ranked_on: Start::Reconstructed,
             why_start: String::new(),
             figure: String::new(),
@@ -284,26 +287,27 @@ fn served(plan: &Plan, o: &Outcome) -> Option<Served> {
 }
 
 /// What to do, in words: the settings, the cap, the calls and the padding.
-fn describe(change: &Change, total: Option<u64>) -> String {
+fn describe(change: &Change, total: Option<u64>, rules: Rules) -> String {
+    let (var, module) = (rules.conf_var(), rules.module());
     let mut parts = Vec::new();
     if !change.set.is_empty() {
         let kv: Vec<String> = change.set.iter().map(|(k, v)| format!("{k}:{v}")).collect();
-        parts.push(format!("PYTORCH_CUDA_ALLOC_CONF={}", kv.join(",")));
+        parts.push(format!("{var}={}", kv.join(",")));
     }
     if let Some(cap) = change.memory_cap {
         parts.push(match total {
             Some(t) if t > 0 => format!(
-                "torch.cuda.set_per_process_memory_fraction({:.3})",
+                "{module}.set_per_process_memory_fraction({:.3})",
                 cap as f64 / t as f64
             ),
             _ => format!(
-                "torch.cuda.set_per_process_memory_fraction({} / the device's memory)",
+                "{module}.set_per_process_memory_fraction({} / the device's memory)",
                 mib(cap)
             ),
         });
     }
     for at in &change.empty_cache_at {
-        parts.push(format!("torch.cuda.empty_cache() before entry {at}"));
+        parts.push(format!("{module}.empty_cache() before entry {at}"));
     }
     for (from, to) in &change.pad {
         parts.push(format!(
@@ -365,7 +369,7 @@ async fn replay_fix(
     };
     let moved = with.moved_from(&b.base);
     Some(Fix {
-        setting: describe(&c.change, r.plan.capacity),
+        setting: describe(&c.change, r.plan.capacity, r.base.rules),
         title: c.title.clone(),
         evidence: c.evidence.clone(),
         replay_args: c.change.replay_args(),
@@ -425,16 +429,17 @@ pub async fn verdicts_paced(
         );
     }
     let dev = device as i64;
-    let base = match file_config(snap) {
+    let DeviceConfig {
+        config: base,
+        choice,
+        ..
+    } = match device_config(snap, dev) {
         Ok(c) => c,
         Err(e) => return Verdicts::none(format!("the file's settings cannot be read: {e}")),
     };
-    let policy = check_cuda_policy(snap, dev, &base);
-    if !policy.is_cuda() {
+    if let Some(why) = choice.not_replayable() {
         return Verdicts::none(format!(
-            "not a CUDA allocator trace ({} of {} sizes are impossible under CUDA's policy): \
-             fixes are not replayed under rules the file's allocator does not follow",
-            policy.impossible, policy.checked
+            "{why}: fixes are not replayed under rules the file's allocator does not follow"
         ));
     }
     pace.check().await;
@@ -511,8 +516,9 @@ pub async fn verdicts_paced(
                 ..Change::default()
             },
             title: format!(
-                "Call torch.cuda.empty_cache() before the request that made the reserved peak \
+                "Call {}.empty_cache() before the request that made the reserved peak \
                  (entry {at}, {})",
+                base.rules.module(),
                 label(&snap.stacks, frames)
             ),
             evidence: vec![format!(
@@ -552,10 +558,10 @@ pub async fn verdicts_paced(
                         mib(CAP_RESOLUTION)
                     )
                 }],
-                caveat: Some(
-                    "the threshold acts only under torch.cuda.set_per_process_memory_fraction()"
-                        .into(),
-                ),
+                caveat: Some(format!(
+                    "the threshold acts only under {}.set_per_process_memory_fraction()",
+                    base.rules.module()
+                )),
             });
         }
     }
@@ -606,6 +612,7 @@ pub async fn verdicts_paced(
         .map(|f| try_line(&base, &f.change, plan.capacity));
     Verdicts {
         not_replayed: None,
+        allocator: choice.describe(),
         ranked_on,
         why_start,
         figure: match plan.oom_entry {
@@ -637,10 +644,10 @@ fn try_line(base: &Config, change: &Change, total: Option<u64>) -> String {
     };
     let mut parts = Vec::new();
     if !change.set.is_empty() {
-        parts.push(format!("PYTORCH_CUDA_ALLOC_CONF={conf}"));
+        parts.push(format!("{}={conf}", base.rules.conf_var()));
     }
     if !program.is_empty() {
-        parts.push(describe(&program, total));
+        parts.push(describe(&program, total, base.rules));
     }
     parts.join(" + ")
 }
