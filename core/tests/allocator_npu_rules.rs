@@ -228,6 +228,17 @@ fn settings_each_allocator_refuses() {
     assert!(Config::parse("base_addr_aligned_kb:17").is_err());
     assert!(Config::parse("segment_size_mb:10").is_err());
     assert!(Config::parse("page_size:2m").is_err());
+    // `>` fills from the interval after the last key on torch_npu, from the last key's own on
+    // PyTorch (whose parser overwrites it).
+    let mut c = Config {
+        rules: Rules::Npu,
+        ..Config::default()
+    };
+    c.set("roundup_power2_divisions", "[256:2,512:8,>:1]")
+        .unwrap();
+    assert_eq!(&c.roundup_power2_divisions[8..11], &[2, 8, 1]);
+    let cuda = Config::parse("roundup_power2_divisions:[256:2,512:8,>:1]").unwrap();
+    assert_eq!(&cuda.roundup_power2_divisions[8..11], &[2, 1, 1]);
     // The conf string carries them back.
     let c = Config::parse("base_addr_aligned_kb:0,segment_size_mb:64,page_size:1g").unwrap();
     assert_eq!(Config::parse(&c.to_conf_string()).unwrap(), c);

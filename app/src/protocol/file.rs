@@ -44,6 +44,9 @@ pub struct DeviceSummary {
     /// Pinned host memory (`host_segments`, `host_traces`), shown as one more device: no CUDA
     /// device, so what replays the CUDA caching allocator does not apply to it.
     pub host: bool,
+    /// Whose caching allocator's rules the device follows: `cuda` or `npu` (torch_npu), from
+    /// its sizes (`analysis::policy`); the device is named by it (`npu:0`).
+    pub allocator: String,
 }
 
 impl DeviceSummary {

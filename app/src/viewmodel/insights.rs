@@ -126,7 +126,12 @@ pub async fn insights_view_paced(
         base_peak_reserved: verdicts.base.peak_reserved,
         try_line: verdicts.try_line.clone(),
         replays: verdicts.replays,
-        allocator: choice.map_or(String::new(), |c| c.describe()),
+        // The replays' own account (every check weighed) where fixes were replayed.
+        allocator: if verdicts.allocator.is_empty() {
+            choice.map_or(String::new(), |c| c.describe())
+        } else {
+            verdicts.allocator.clone()
+        },
         conf_var: rules.conf_var().to_string(),
         // The file's own settings, as `memsnap diagnose` prints them (the form below starts
         // from the device's, which add what its segments show, e.g. expandable segments).

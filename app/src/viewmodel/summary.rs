@@ -1,3 +1,5 @@
+use memsnap_core::allocator::Rules;
+use memsnap_core::analysis::policy::device_config_quick;
 use memsnap_core::snapshot::{Form, Snapshot};
 
 use super::cache::Analyses;
@@ -35,6 +37,10 @@ pub fn file_summary(
                     .map(|d| snapshot.traced_entries(d) as u64)
                     .unwrap_or(0),
                 host: cache.is_host(device),
+                allocator: device_config_quick(snapshot, device)
+                    .map_or(Rules::Cuda, |d| d.choice.rules)
+                    .name()
+                    .to_string(),
             }
         })
         .collect();

@@ -17,7 +17,7 @@ pub fn DevicePicker() -> impl IntoView {
                 let label = if d.host {
                     format!("host (pinned) · {} segments", d.segments)
                 } else {
-                    format!("cuda:{} · {} segments", d.device, d.segments)
+                    format!("{}:{} · {} segments", d.allocator, d.device, d.segments)
                 };
                 let title = format!(
                     "{} segments, {} blocks, {} trace entries",
@@ -25,7 +25,7 @@ pub fn DevicePicker() -> impl IntoView {
                 );
                 let value = d.device.to_string();
                 let selected = state.device.get_untracked() == Some(d.device);
-                let kind = if d.host { "host" } else { "cuda" };
+                let kind = if d.host { "host".to_string() } else { d.allocator.clone() };
                 view! { <option value=value selected=selected title=title data-kind=kind>{label}</option> }
             })
             .collect_view();

@@ -53,7 +53,8 @@ pub fn OomPanel() -> impl IntoView {
 fn panel(o: OomExplanation) -> impl IntoView {
     let free = o.device_free;
     let headline = format!(
-        "cuda:{} ran out of memory at entry {}{}",
+        "{}:{} ran out of memory at entry {}{}",
+        o.allocator,
         o.device,
         o.entry,
         if o.ooms_on_device > 1 {

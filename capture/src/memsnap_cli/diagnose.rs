@@ -172,7 +172,7 @@ fn human(file: &str, snap: &Snapshot, result: &[Device], st: Style) -> String {
         device_text(&mut out, file, snap, dev, st);
     }
     match file_conf(snap) {
-        Ok(c) if c.is_empty() => out.push_str("settings: PyTorch defaults\n"),
+        Ok(c) if c.is_empty() => out.push_str("settings: the allocator's defaults (the file sets none)\n"),
         Ok(c) => out.push_str(&format!("settings: {}={c}\n", conf_var(snap, result))),
         Err(e) => out.push_str(&format!("settings: cannot be read ({e})\n")),
     }

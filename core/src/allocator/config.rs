@@ -128,6 +128,10 @@ impl Config {
                         format!("must be >= {} (MB), got {mb}", LARGE_BUFFER / MB),
                     ));
                 }
+                // torch_npu's own parser (to v2.9) asks for more than 20.
+                if self.rules == Rules::Npu && mb == LARGE_BUFFER / MB {
+                    return Err(err(key, "torch_npu requires more than 20 (MB)"));
+                }
                 self.max_split_size = mb.saturating_mul(MB);
             }
             "max_non_split_rounding_mb" => {
@@ -188,7 +192,8 @@ impl Config {
                 self.pinned_num_register_threads = n;
             }
             "roundup_power2_divisions" => {
-                self.roundup_power2_divisions = parse_divisions(key, value)?
+                let after_last_key = self.rules == Rules::Npu;
+                self.roundup_power2_divisions = parse_divisions(key, value, after_last_key)?
             }
             "backend" => {
                 if value != "native" {
@@ -488,8 +493,13 @@ fn check_divisions(key: &str, v: u64) -> Result<u64, ConfigError> {
 
 /// `4` (all intervals) or `[64:8,128:2,256:4,>:1]` (keys: interval start in MB, a power of 2;
 /// the first key also fills the intervals below it; `>` fills from the last key's interval on,
-/// overwriting that one too, as PyTorch's parser does).
-fn parse_divisions(key: &str, value: &str) -> Result<[u64; ROUNDUP_INTERVALS], ConfigError> {
+/// overwriting that one too, as PyTorch's parser does, or from the interval after it,
+/// `after_last_key`, as torch_npu's `parseRoundUpPower2Divisions` does).
+fn parse_divisions(
+    key: &str,
+    value: &str,
+    after_last_key: bool,
+) -> Result<[u64; ROUNDUP_INTERVALS], ConfigError> {
     let value = value.trim();
     if let Some(inner) = value.strip_prefix('[') {
         let inner = inner
@@ -504,8 +514,9 @@ fn parse_divisions(key: &str, value: &str) -> Result<[u64; ROUNDUP_INTERVALS], C
                 .ok_or_else(|| err(key, format!("expected `interval:divisions`, got `{item}`")))?;
             let v = check_divisions(key, parse_u64(key, v.trim())?)?;
             if k.trim() == ">" {
-                // As PyTorch does: from the last key's interval on, that interval included.
-                out[last_index..].fill(v);
+                // PyTorch: from the last key's interval on, that interval included.
+                let from = (last_index + after_last_key as usize).min(ROUNDUP_INTERVALS);
+                out[from..].fill(v);
                 continue;
             }
             let mb = parse_u64(key, k.trim())?;

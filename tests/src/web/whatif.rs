@@ -3,7 +3,7 @@
 
 use fantoccini::Client;
 use memsnap_core::analysis::anomalies::anomalies;
-use memsnap_core::analysis::replay::{file_config, what_if, Start};
+use memsnap_core::analysis::replay::{device_config, what_if, Start};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::snapshot::Snapshot;
 
@@ -43,7 +43,7 @@ pub async fn toggle_expandable_matches_core(c: &Client, snapshot: &Snapshot, tl:
         .iter()
         .filter_map(|o| o.device_free.map(|f| f + o.reserved))
         .max();
-    let mut config = file_config(snapshot).unwrap();
+    let mut config = device_config(snapshot, 0).unwrap().config;
     config.expandable_segments = !expandable_before;
     let start = if start == "clean" {
         Start::Clean
