@@ -44,11 +44,11 @@ pub async fn wait_fleet(c: &Client, total: usize) -> (usize, usize) {
             num("data-ranks-failed").await?,
             num("data-ranks-total").await?,
         );
-        let listed = c
-            .find_all(Locator::Css(&testid("fleet-rank")))
-            .await
-            .map_err(|e| e.to_string())?
-            .len();
+        // The strip is one canvas: it says how many bars it drew.
+        let listed = page::attr(c, "fleet-strip", "data-bars")
+            .await?
+            .parse::<usize>()
+            .map_err(|e| e.to_string())?;
         if all == total && loaded + failed == total && listed == loaded {
             Ok((loaded, failed))
         } else {
@@ -60,43 +60,63 @@ pub async fn wait_fleet(c: &Client, total: usize) -> (usize, usize) {
     .await
 }
 
-/// Every bar of the overview: (rank, file, peak reserved, peak allocated, OOMs).
-async fn bars(c: &Client) -> Vec<(u32, String, u64, u64, usize)> {
+/// The overview's bars as the page drew them (`window.memsnapFleetBars()`), in display order.
+async fn drawn(c: &Client) -> Vec<Value> {
     let rows = c
         .execute(
-            "return [...document.querySelectorAll('[data-testid=fleet-rank]')].map(e => \
-             [e.dataset.rank, e.dataset.file, e.dataset.peakReserved, e.dataset.peakAllocated, \
-             e.dataset.ooms]);",
+            "return window.memsnapFleetBars ? window.memsnapFleetBars() : [];",
             vec![],
         )
         .await
         .expect("reading the overview");
-    let num = |v: &Value| v.as_str().unwrap().parse::<u64>().unwrap();
-    rows.as_array()
-        .unwrap()
+    rows.as_array().cloned().unwrap_or_default()
+}
+
+/// Every bar of the overview: (rank, file, peak reserved, peak allocated, OOMs).
+async fn bars(c: &Client) -> Vec<(u32, String, u64, u64, usize)> {
+    let bytes = |v: &Value| v.as_str().unwrap().parse::<u64>().unwrap();
+    drawn(c)
+        .await
         .iter()
-        .map(|r| {
+        .map(|b| {
             (
-                num(&r[0]) as u32,
-                r[1].as_str().unwrap().to_string(),
-                num(&r[2]),
-                num(&r[3]),
-                num(&r[4]) as usize,
+                b["rank"].as_u64().unwrap() as u32,
+                b["file"].as_str().unwrap().to_string(),
+                bytes(&b["peak_reserved"]),
+                bytes(&b["peak_allocated"]),
+                b["ooms"].as_u64().unwrap() as usize,
             )
         })
         .collect()
 }
 
-/// Clicks rank `rank`'s bar (again if the strip was redrawn between finding and clicking it).
+/// Clicks rank `rank`'s bar with the pointer, at the middle of the box the page drew it in
+/// (again if the strip was redrawn between reading the box and clicking).
 async fn click_rank(c: &Client, rank: u32) {
-    let bar = format!("{}[data-rank=\"{rank}\"]", testid("fleet-rank"));
     wait_until(&format!("clicking rank {rank}"), || async {
-        c.find(Locator::Css(&bar))
+        let bar = drawn(c)
             .await
-            .map_err(|e| e.to_string())?
-            .click()
+            .into_iter()
+            .find(|b| b["rank"].as_u64() == Some(rank as u64))
+            .ok_or_else(|| format!("rank {rank} is not drawn"))?;
+        let canvas = c
+            .find(Locator::Css(&testid("fleet-strip")))
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        // Into view first: the strip scrolls once its rows outgrow it.
+        c.execute(
+            "arguments[0].parentElement.scrollTop = arguments[1];",
+            vec![serde_json::to_value(&canvas).unwrap(), bar["y"].clone()],
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        page::click_at(
+            c,
+            &canvas,
+            bar["x"].as_f64().unwrap() + bar["w"].as_f64().unwrap() / 2.0,
+            bar["y"].as_f64().unwrap() + bar["h"].as_f64().unwrap() / 2.0,
+        )
+        .await
     })
     .await
 }

@@ -1,14 +1,16 @@
 //! The fleet overview: every rank of a set as one small bar (peak reserved, with peak allocated
-//! inside), sortable, outliers flagged (`analysis::fleet`), the whole set's progress and each
-//! failed file by name. A click opens that rank in the detail views. Bars are a few pixels wide
-//! so 4096 ranks fit in a scrolling strip; sorted worst first, the ranks to look at come first.
+//! inside, on one canvas: `fleet_strip.rs`), sortable, outliers flagged (`analysis::fleet`), the
+//! whole set's progress and each failed file by name. A click opens that rank in the detail
+//! views. Bars are a few pixels wide so 4096 ranks fit in a scrolling strip; sorted worst
+//! first, the ranks to look at come first.
 
 use leptos::prelude::*;
 
+use super::fleet_strip::FleetStrip;
 use crate::format;
 use crate::state::{AppState, FleetProgress, RankStatus};
 use crate::viewmodel::fleet::{
-    bar_scale, fleet_rows, median_rank, outliers, reasons, sort_rows, FleetRow, SortKey,
+    bar_scale, fleet_rows, median_rank, outliers, reasons, sort_rows, SortKey,
 };
 
 /// Outliers listed by name under the strip (all are flagged in it).
@@ -136,16 +138,7 @@ fn Strip(sort: RwSignal<SortKey>) -> impl IntoView {
         sort_rows(&mut rows, key);
         // One scale for all bars, clipped so one huge rank does not flatten the rest.
         let scale = bar_scale(&rows) as f64;
-        let width = match rows.len() {
-            0..=64 => 14,
-            65..=512 => 6,
-            _ => 3,
-        };
         let outliers = outliers(&rows);
-        let bars = rows
-            .into_iter()
-            .map(|r| bar(state, r, scale, width, median))
-            .collect_view();
         let outlier_count = outliers.len();
         let listed = outliers
             .into_iter()
@@ -172,7 +165,7 @@ fn Strip(sort: RwSignal<SortKey>) -> impl IntoView {
                 <span class="flag-oom">"OOM"</span>" "<span class="flag-peak">"peak off the median"</span>" "
                 <span class="flag-frame">"other top frame"</span>" "<span class="flag-frag">"fragmented"</span>
             </div>
-            <div class="fleet-strip" data-testid="fleet-strip">{bars}</div>
+            <FleetStrip rows=rows scale=scale median=median/>
             {majority.map(|m| view! { <p class="muted hint fleet-majority">{m}</p> })}
             <div class="fleet-outliers">
                 <h3>{format!("Outliers · {outlier_count}")}</h3>
@@ -180,54 +173,6 @@ fn Strip(sort: RwSignal<SortKey>) -> impl IntoView {
             </div>
         }
         .into_any()
-    }
-}
-
-fn bar(
-    state: AppState,
-    r: FleetRow,
-    scale: f64,
-    width: u32,
-    median: Option<usize>,
-) -> impl IntoView {
-    let pct = |v: u64| format!("{:.1}%", (v as f64 / scale).min(1.0) * 100.0);
-    let clipped = r.peak_reserved as f64 > scale;
-    let index = r.index;
-    let why = reasons(&r.flags);
-    let title =
-        format!(
-        "rank {} · {}\npeak reserved {} · peak allocated {}\nfragmentation {:.0}% · {} OOM(s){}{}",
-        r.rank,
-        r.file,
-        format::bytes(r.peak_reserved),
-        format::bytes(r.peak_allocated),
-        r.fragmentation * 100.0,
-        r.ooms,
-        r.top_frame.as_deref().map(|f| format!("\ntop frame at the peak: {f}")).unwrap_or_default(),
-        if why.is_empty() { String::new() } else { format!("\nflagged: {}", why.join(", ")) },
-    );
-    let shown = state.fleet.shown;
-    let (oom, off_peak) = (r.ooms > 0, r.flags.high_peak || r.flags.low_peak);
-    let is_median = median == Some(index);
-    view! {
-        <div class="fleet-rank" data-testid="fleet-rank" data-rank=r.rank.to_string()
-            data-file=r.file.clone()
-            data-peak-reserved=r.peak_reserved.to_string()
-            data-peak-allocated=r.peak_allocated.to_string()
-            data-ooms=r.ooms.to_string()
-            data-outlier=r.flags.is_outlier().to_string()
-            class:oom=oom
-            class:off-peak=off_peak
-            class:other-frame=r.flags.top_frame_differs
-            class:fragmented=r.flags.fragmented
-            class:median=is_median
-            class:clipped=clipped
-            class:active=move || shown.get() == Some(index)
-            style:width=format!("{width}px")
-            title=title on:click=move |_| state.show_rank(index)>
-            <div class="fleet-reserved" style:height=pct(r.peak_reserved)></div>
-            <div class="fleet-allocated" style:height=pct(r.peak_allocated)></div>
-        </div>
     }
 }
 

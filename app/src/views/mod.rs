@@ -7,6 +7,7 @@ mod devices;
 mod diagnostics;
 mod flamegraph;
 mod fleet;
+mod fleet_strip;
 mod fleet_timelines;
 mod insights;
 mod load_warnings;

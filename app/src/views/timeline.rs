@@ -481,7 +481,7 @@ pub(super) fn context_2d(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingCo
         .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
 }
 
-fn css_var(el: &HtmlCanvasElement, name: &str, fallback: &str) -> String {
+pub(super) fn css_var(el: &HtmlCanvasElement, name: &str, fallback: &str) -> String {
     window()
         .get_computed_style(el)
         .ok()

@@ -201,6 +201,39 @@ pub async fn hover(c: &Client, e: Element) {
     c.perform_actions(hover).await.expect("hovering");
 }
 
+/// Clicks with the pointer at (`x`, `y`) CSS pixels from `e`'s top left corner (a point of a
+/// canvas): where that lies in the viewport is read from the page, so the click lands there
+/// wherever the page has scrolled.
+pub async fn click_at(c: &Client, e: &Element, x: f64, y: f64) -> Result<(), String> {
+    let at = c
+        .execute(
+            "const r = arguments[0].getBoundingClientRect(); \
+             return [r.left + arguments[1], r.top + arguments[2]];",
+            vec![
+                serde_json::to_value(e).map_err(|e| e.to_string())?,
+                x.into(),
+                y.into(),
+            ],
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let (vx, vy) = (at[0].as_f64().unwrap_or(0.0), at[1].as_f64().unwrap_or(0.0));
+    use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+    let click = MouseActions::new("mouse".into())
+        .then(PointerAction::MoveTo {
+            duration: None,
+            x: vx.round(),
+            y: vy.round(),
+        })
+        .then(PointerAction::Down {
+            button: MOUSE_BUTTON_LEFT,
+        })
+        .then(PointerAction::Up {
+            button: MOUSE_BUTTON_LEFT,
+        });
+    c.perform_actions(click).await.map_err(|e| e.to_string())
+}
+
 /// Scrolls the element with this test id into view (views stack vertically in the page).
 pub async fn scroll_to(c: &Client, id: &str) {
     find(c, id).await;
