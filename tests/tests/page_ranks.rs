@@ -254,8 +254,71 @@ async fn a_folder_of_ranks_opens_as_a_fleet() {
     compare_with_median(c, &picks, &summaries).await;
     page::scroll_to(c, "rank-compare").await;
     page::screenshot(c, "fleet-compare").await;
+    compare_with_rank_number(c, &summaries).await;
 
     single_file_after_ranks(c, &paths[0], &snapshots["rank0.pickle"]).await;
+}
+
+/// Compare column `column` holds core's figures of `summary`'s first device.
+async fn compare_column_is(c: &Client, column: usize, summary: &RankSummary) {
+    let d = &summary.devices[0];
+    let want = vec![
+        d.peak_reserved_bytes,
+        d.peak_allocated_bytes,
+        d.reserved_bytes,
+        d.allocated_bytes,
+        d.largest_free_block_bytes,
+        d.segments,
+        d.blocks,
+    ];
+    let file = &summary.file;
+    wait_until(&format!("{file} in compare column {column}"), || async {
+        let mut got = Vec::new();
+        for row in [
+            "peak-reserved",
+            "peak-allocated",
+            "reserved",
+            "allocated",
+            "largest-free",
+            "segments",
+            "blocks",
+        ] {
+            let cell = format!(
+                "{} tr[data-row=\"{row}\"] td:nth-child({column})",
+                testid("rank-compare")
+            );
+            let v = c
+                .find(Locator::Css(&cell))
+                .await
+                .map_err(|e| e.to_string())?
+                .attr("data-value")
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or("no value yet")?;
+            got.push(v.parse::<u64>().map_err(|e| e.to_string())?);
+        }
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("{got:?} != {want:?}"))
+        }
+    })
+    .await;
+}
+
+/// Any rank by number: typing rank 1 into the picker's number field puts it beside the shown
+/// rank (only the median and the outliers are options: an option per rank made ~6 nodes a rank).
+async fn compare_with_rank_number(c: &Client, summaries: &HashMap<String, RankSummary>) {
+    let field = page::find(c, "compare-rank-number").await;
+    field.clear().await.ok();
+    field.send_keys("1\n").await.expect("typing a rank");
+    c.execute(
+        "document.querySelector('[data-testid=compare-rank-number]').dispatchEvent(new Event('change'));",
+        vec![],
+    )
+    .await
+    .expect("committing the rank");
+    compare_column_is(c, 3, &summaries["rank1.pickle"]).await;
 }
 
 /// The compare panel: the shown rank (the last pick) beside the fleet's median rank, each
@@ -273,49 +336,7 @@ async fn compare_with_median(
     let shown = &summaries[&format!("rank{}.pickle", picks[picks.len() - 1])];
     let median = &summaries[&format!("rank{median}.pickle")];
     for (column, summary) in [(2, shown), (3, median)] {
-        let d = &summary.devices[0];
-        let want = vec![
-            d.peak_reserved_bytes,
-            d.peak_allocated_bytes,
-            d.reserved_bytes,
-            d.allocated_bytes,
-            d.largest_free_block_bytes,
-            d.segments,
-            d.blocks,
-        ];
-        let file = &summary.file;
-        wait_until(&format!("{file} in compare column {column}"), || async {
-            let mut got = Vec::new();
-            for row in [
-                "peak-reserved",
-                "peak-allocated",
-                "reserved",
-                "allocated",
-                "largest-free",
-                "segments",
-                "blocks",
-            ] {
-                let cell = format!(
-                    "{} tr[data-row=\"{row}\"] td:nth-child({column})",
-                    testid("rank-compare")
-                );
-                let v = c
-                    .find(Locator::Css(&cell))
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .attr("data-value")
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .ok_or("no value yet")?;
-                got.push(v.parse::<u64>().map_err(|e| e.to_string())?);
-            }
-            if got == want {
-                Ok(())
-            } else {
-                Err(format!("{got:?} != {want:?}"))
-            }
-        })
-        .await;
+        compare_column_is(c, column, summary).await;
     }
     let want: Vec<(String, String)> = holds_more(shown, median)
         .into_iter()

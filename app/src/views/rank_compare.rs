@@ -8,10 +8,12 @@ use memsnap_core::analysis::rank_summary::{DeviceRankSummary, RankSummary};
 
 use crate::format;
 use crate::state::AppState;
-use crate::viewmodel::fleet::{holds_more, median_rank};
+use crate::viewmodel::fleet::{fleet_rows, holds_more, median_rank, outliers};
 
 /// Frames listed under the table.
 const FRAMES_LISTED: usize = 5;
+/// Outliers offered in the picker (any other rank is typed by number).
+const PICKS_LISTED: usize = 12;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Other {
@@ -45,15 +47,36 @@ pub fn RankCompare() -> impl IntoView {
             )
         });
         let left = left?;
-        let options = ranks
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != shown)
+        // The median and the outliers to pick from, plus any rank by number below: an option
+        // per rank made ~6 nodes a rank (24,000 at 4,096 ranks).
+        let mut picks: Vec<usize> = fleet.open.with(|o| {
+            let (_, rows) = fleet_rows(&o.index, &o.summaries);
+            outliers(&rows).into_iter().map(|r| r.index).collect()
+        });
+        picks.truncate(PICKS_LISTED);
+        if let Other::Rank(i) = other.get_untracked() {
+            if !picks.contains(&i) {
+                picks.insert(0, i);
+            }
+        }
+        let options = picks
+            .into_iter()
+            .filter(|i| *i != shown)
+            .filter_map(|i| ranks.get(i).map(|r| (i, r)))
             .map(|(i, r)| {
                 let selected = other.get_untracked() == Other::Rank(i);
                 view! { <option value=i.to_string() selected=selected>{format!("rank {} · {}", r.rank, r.name)}</option> }
             })
             .collect_view();
+        let by_number = {
+            let ranks = ranks.clone();
+            move |e: leptos::ev::Event| {
+                let n: Option<u32> = event_target_value(&e).trim().parse().ok();
+                if let Some(i) = n.and_then(|n| ranks.iter().position(|r| r.rank == n)) {
+                    other.set(Other::Rank(i));
+                }
+            }
+        };
         let median_label = median
             .and_then(|i| ranks.get(i))
             .map_or("fleet median".to_string(), |r| {
@@ -131,6 +154,10 @@ pub fn RankCompare() -> impl IntoView {
                     <option value="median" selected=other.get_untracked() == Other::Median>{median_label}</option>
                     {options}
                 </select>
+                <label class="muted">" or rank "
+                    <input type="number" min="0" data-testid="compare-rank-number" class="rank-number"
+                        on:change=by_number/>
+                </label>
                 <table class="rank-compare" data-testid="rank-compare">
                     <tr><th></th><th>{format!("rank {}", left.rank)}</th><th>{right_name.clone()}</th></tr>
                     {rows}
