@@ -10,7 +10,7 @@ use wasm_bindgen::JsValue;
 mod fleet;
 mod ranks;
 
-pub use fleet::{FleetProgress, FleetState, OpenRanks, Rank, RankStatus};
+pub use fleet::{Curve, FleetProgress, FleetState, OpenRanks, Rank, RankStatus};
 
 use crate::client::WorkerClient;
 use crate::protocol::analysis::{TimelineRequest, TimelineView};

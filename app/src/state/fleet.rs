@@ -29,14 +29,51 @@ pub enum RankStatus {
 }
 
 /// The summaries of the ranks open so far, in the order they came (one slice, as
-/// `analysis::fleet` takes them), and each one's index into `FleetState::ranks`.
+/// `analysis::fleet` takes them), and each one's index into `FleetState::ranks`. A summary's
+/// reduced timelines (24 bytes a point, ~6 KB a rank: most of what a rank costs the page) are
+/// kept only as the overlay draws them, `curves`, at 8 bytes a point.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OpenRanks {
     pub index: Vec<usize>,
     pub summaries: Vec<RankSummary>,
+    pub curves: Vec<Curve>,
+}
+
+/// Reserved bytes over the trace of a rank's peak device: each point's place in the trace
+/// (0..1 of its entries) and its highest reserved bytes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Curve {
+    pub points: Box<[(f32, f32)]>,
+    /// The highest reserved bytes, exactly; `None` when the rank has no device.
+    pub highest: Option<u64>,
+}
+
+impl Curve {
+    fn of(summary: &RankSummary) -> Curve {
+        let Some(d) = summary.peak_device() else {
+            return Curve::default();
+        };
+        let span = d.timeline.last().map_or(1, |p| p.entry.max(1)) as f64;
+        Curve {
+            points: (d.timeline.iter())
+                .map(|p| ((p.entry as f64 / span) as f32, p.reserved as f32))
+                .collect(),
+            highest: Some(d.timeline.iter().map(|p| p.reserved).max().unwrap_or(0)),
+        }
+    }
 }
 
 impl OpenRanks {
+    /// Keeps a rank's summary, its timelines as a curve.
+    pub fn push(&mut self, index: usize, mut summary: RankSummary) {
+        self.curves.push(Curve::of(&summary));
+        for d in &mut summary.devices {
+            d.timeline = Vec::new();
+        }
+        self.index.push(index);
+        self.summaries.push(summary);
+    }
+
     /// The summary of rank `index` (into `FleetState::ranks`), if it is open.
     pub fn get(&self, index: usize) -> Option<&RankSummary> {
         let at = self.index.iter().position(|&i| i == index)?;

@@ -91,10 +91,7 @@ impl AppState {
             .with_untracked(|r| r.get(index).map_or(0, |r| r.size));
         let status = match result {
             Ok(summary) => {
-                fleet.open.update_untracked(|o| {
-                    o.index.push(index);
-                    o.summaries.push(summary);
-                });
+                fleet.open.update_untracked(|o| o.push(index, summary));
                 RankStatus::Open
             }
             Err(message) => RankStatus::Failed(message),

@@ -1,6 +1,6 @@
-//! Every rank's reduced timeline (`RankSummary`'s ~256 points of its peak device) overlaid on
-//! one canvas: reserved bytes over the trace, each trace stretched to the full width so ranks
-//! with different entry counts line up by phase. Faint grey for all, blue for the median rank,
+//! Every rank's reduced timeline (`RankSummary`'s ~256 points of its peak device, kept as a
+//! `Curve`) overlaid on one canvas: reserved bytes over the trace, each trace stretched to the
+//! full width so ranks with different entry counts line up by phase. Faint grey for all, blue for the median rank,
 //! orange for the rank shown: a rank whose curve leaves the bundle stands out at any count.
 //!
 //! Drawn with the 2D canvas API directly, like the timeline view: one path per rank, the only
@@ -10,11 +10,10 @@
 use super::timeline::{context_2d, size_canvas};
 use leptos::html;
 use leptos::prelude::*;
-use memsnap_core::analysis::rank_summary::RankSummary;
 use web_sys::HtmlCanvasElement;
 
 use crate::format;
-use crate::state::AppState;
+use crate::state::{AppState, Curve};
 use crate::viewmodel::fleet::median_rank;
 
 const HEIGHT: f64 = 160.0;
@@ -33,7 +32,7 @@ pub fn FleetTimelines() -> impl IntoView {
             let figures = memsnap_core::analysis::fleet::fleet(&o.summaries);
             let median = median_rank(&o.index, &o.summaries, &figures);
             let at = |i: Option<usize>| i.and_then(|i| o.index.iter().position(|&x| x == i));
-            draw(&c, &o.summaries, at(median), at(shown));
+            draw(&c, &o.curves, at(median), at(shown));
         });
     });
     move || {
@@ -50,12 +49,7 @@ pub fn FleetTimelines() -> impl IntoView {
     }
 }
 
-fn draw(
-    canvas: &HtmlCanvasElement,
-    ranks: &[RankSummary],
-    median: Option<usize>,
-    shown: Option<usize>,
-) {
+fn draw(canvas: &HtmlCanvasElement, ranks: &[Curve], median: Option<usize>, shown: Option<usize>) {
     let width = canvas.client_width().max(300) as f64;
     size_canvas(canvas, width as u32, HEIGHT as u32);
     let Some(ctx) = context_2d(canvas) else {
@@ -64,11 +58,7 @@ fn draw(
     ctx.clear_rect(0.0, 0.0, width, HEIGHT);
     // Each rank's highest point; the scale stops at 3x their median (as the bars do), so one
     // huge rank does not flatten the rest: its curve leaves through the top.
-    let mut highs: Vec<u64> = ranks
-        .iter()
-        .filter_map(|r| r.peak_device())
-        .map(|d| d.timeline.iter().map(|p| p.reserved).max().unwrap_or(0))
-        .collect();
+    let mut highs: Vec<u64> = ranks.iter().filter_map(|r| r.highest).collect();
     highs.sort_unstable();
     let middle = highs
         .get(highs.len().saturating_sub(1) / 2)
@@ -98,16 +88,14 @@ fn draw(
     ctx.clip();
     // Faint enough that hundreds of identical curves still read as one band.
     let alpha = (8.0 / ranks.len().max(1) as f64).clamp(0.03, 0.6);
-    let path = |r: &RankSummary| {
-        let Some(d) = r.peak_device() else { return };
-        let Some(last) = d.timeline.last() else {
+    let path = |r: &Curve| {
+        if r.points.is_empty() {
             return;
-        };
-        let span = last.entry.max(1) as f64;
+        }
         ctx.begin_path();
-        for (k, p) in d.timeline.iter().enumerate() {
-            let x = LEFT + p.entry as f64 / span * w;
-            let y = TOP + h - p.reserved as f64 / scale as f64 * h;
+        for (k, &(at, reserved)) in r.points.iter().enumerate() {
+            let x = LEFT + at as f64 * w;
+            let y = TOP + h - reserved as f64 / scale as f64 * h;
             if k == 0 {
                 ctx.move_to(x, y)
             } else {
