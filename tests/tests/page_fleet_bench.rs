@@ -1,12 +1,15 @@
 //! The fleet benchmark (issue 12): a job's folder of rank files opened at once in headless
 //! Chromium, until the overview has every rank: the time to complete (from the pick, and the
 //! page's own figure), Chromium's memory over all its processes sampled while it works (peak
-//! PSS and RSS sums), and the pool's worker count. Sets: 64, 256 and 1,024 small ranks
+//! PSS and RSS sums), the pool's worker count, and `memsnap fleet` over the same files right
+//! after, on the same cores. Sets: 64, 256 and 1,024 small ranks
 //! (captures of varied size and peak plus copies of real fixtures), to show memory flat as ranks
 //! grow, 4,096 of them for the overview's readability, and 64 ranks of ~50 MB each. Each set
 //! opens in a fresh browser.
 //!
 //! `cargo test --release -p memsnap-tests --test page_fleet_bench -- --ignored --nocapture`
+//! (or `MEMSNAP_BIN=target/release/memsnap` with a debug test build: the `memsnap fleet` run
+//! beside each set must be a release build for the ratio to mean anything)
 //! (MEMSNAP_DIST = the built site). Rank files are made once with `capture` under
 //! `target/bench-data/fleet-*` (never committed; delete to remake). FLEET_SETS=64,256 picks
 //! sets by name (`64`, `256`, `1024`, `4096`, `64x50mb`). Writes `target/bench/fleet.json`.
@@ -184,6 +187,22 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
     // Where the page's share sits: its wasm memory (the summaries) and its JS heap.
     let (page_wasm, page_js) = memsnap_tests::web::perf::page_memory(c).await;
     memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{}", set.name)).await;
+    browser.close().await;
+    // The same files through `memsnap fleet` on the same cores, right after the page: the
+    // native figure the page is held to (a release build: see the top of this file).
+    let cli = Instant::now();
+    let out = std::process::Command::new(memsnap_tests::memsnap_bin::path())
+        .arg("fleet")
+        .arg(&dir)
+        .output()
+        .expect("running memsnap fleet");
+    assert!(
+        out.status.success(),
+        "memsnap fleet: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli_s = cli.elapsed().as_secs_f64();
+    let page_s = page_ms.map(|ms| ms / 1e3);
     let record = json!({
         "set": set.name,
         "ranks": set.ranks,
@@ -195,6 +214,8 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         },
         "wall_s": wall_s,
         "page_elapsed_ms": page_ms,
+        "memsnap_fleet_s": cli_s,
+        "page_over_memsnap_fleet": page_s.map(|p| p / cli_s),
         "workers": workers,
         "memory": {
             "idle_pss": idle.pss,
@@ -216,7 +237,7 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
          peak PSS {:.0} MB (renderers {:.0} MB; idle {:.0} MB, after {:.0} MB, \
          after GC {:.0} MB of which renderers {:.0} MB), \
          peak RSS {:.0} MB, {} processes; \
-         page wasm {:.0} MB, JS heap {:.0} MB; DOM {}",
+         page wasm {:.0} MB, JS heap {:.0} MB; DOM {}; `memsnap fleet` {:.1} s (page / it {:.2}x)",
         set.name,
         set.ranks,
         bytes as f64 / 1e6,
@@ -238,8 +259,9 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         page_wasm as f64 / 1e6,
         page_js as f64 / 1e6,
         dom,
+        cli_s,
+        page_s.map_or(f64::NAN, |p| p / cli_s),
     );
-    browser.close().await;
     record
 }
 
