@@ -15,11 +15,13 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
+use arrow_schema::DataType;
 use memsnap_core::analysis::rank_summary::RankSummary;
 use memsnap_core::snapshot::Snapshot;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 pub use error::ExportError;
 pub use table::Table;
@@ -92,10 +94,20 @@ fn write(path: &Path, batch: &RecordBatch) -> Result<u64, ExportError> {
     }
     let tmp = path.with_extension("parquet.tmp");
     let file = File::create(&tmp).map_err(|e| err(&tmp, &e))?;
-    // Snappy: what Spark writes by default, fast, and pure Rust to build.
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .build();
+    // Snappy: what Spark writes by default, fast, and pure Rust to build. Dictionaries only
+    // for strings: numeric columns (addresses, sizes, entries) are mostly distinct, and hashing
+    // every value into a dictionary was ~15% of an export's user CPU (128 real-fixture ranks,
+    // -j 1: 0.96-1.04 s with, 0.80-0.87 s without; Parquet 6% smaller).
+    let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY);
+    for f in batch.schema().fields() {
+        if !matches!(
+            f.data_type(),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Dictionary(..)
+        ) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), false);
+        }
+    }
+    let props = props.build();
     let mut w =
         ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| err(&tmp, &e))?;
     w.write(batch).map_err(|e| err(&tmp, &e))?;
