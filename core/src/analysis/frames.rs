@@ -108,6 +108,11 @@ pub fn kind(frame: &Frame) -> FrameKind {
 
 /// A frame's kind depends on its file name only (`file` as `norm` made it).
 fn file_kind(file: &str) -> FrameKind {
+    // `capture`'s scenario files: each step's frame is a line of the program it stands for
+    // (the bundled example's flame graph showed only hidden frames when these were native).
+    if file.ends_with(".toml") {
+        return FrameKind::User;
+    }
     if !is_python_file(file) {
         return FrameKind::Native;
     }
@@ -296,6 +301,11 @@ mod tests {
 
     #[test]
     fn kinds() {
+        assert_eq!(
+            kind(&fr("capture/scenarios/oom.toml", 12, "forward")),
+            FrameKind::User,
+            "a scenario step is the program's own line"
+        );
         assert_eq!(
             kind(&fr("??", 0, "torch::unwind::unwind()")),
             FrameKind::Native
