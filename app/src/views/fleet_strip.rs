@@ -30,7 +30,8 @@ const GAP: f64 = 1.0;
 struct Layout {
     bars: Vec<(FleetRow, Rect)>,
     median: Option<usize>,
-    clipped_above: f64,
+    /// Bytes of a full bar; taller ranks are clipped to it.
+    scale: f64,
 }
 
 #[derive(Clone, Copy)]
@@ -55,8 +56,8 @@ fn bar_width(n: usize) -> f64 {
     }
 }
 
-/// The strip for `rows` (sorted already), scaled by `scale`, the median rank's index, the rank
-/// shown.
+/// The strip for `rows` (sorted already): bars scaled by `scale` bytes (taller ones clipped),
+/// `median` the median rank's index; the rank shown is outlined.
 #[component]
 pub fn FleetStrip(rows: Vec<FleetRow>, scale: f64, median: Option<usize>) -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -80,7 +81,7 @@ pub fn FleetStrip(rows: Vec<FleetRow>, scale: f64, median: Option<usize>) -> imp
                 })
                 .collect(),
             median,
-            clipped_above: scale,
+            scale,
         }
     });
     Effect::new(move |_| {
@@ -103,7 +104,7 @@ pub fn FleetStrip(rows: Vec<FleetRow>, scale: f64, median: Option<usize>) -> imp
                 .bars
                 .iter()
                 .find(|(_, b)| x >= b.x && x < b.x + b.w + GAP && y >= b.y && y < b.y + b.h + GAP)
-                .map(|(r, _)| (r.index, title(r, l.borrow().clipped_above)))
+                .map(|(r, _)| (r.index, title(r, l.borrow().scale)))
         })
     };
     let on_click = move |e: web_sys::MouseEvent| {
@@ -179,7 +180,7 @@ fn draw(canvas: &HtmlCanvasElement, shown: Option<usize>) {
         };
         let _ = ctx.set_transform(ratio, 0.0, 0.0, ratio, 0.0, 0.0);
         ctx.clear_rect(0.0, 0.0, width, height);
-        let (scale, median) = (l.clipped_above.max(1.0), l.median);
+        let (scale, median) = (l.scale.max(1.0), l.median);
         for (i, (r, rect)) in l.bars.iter_mut().enumerate() {
             let (x, top) = (
                 (i % per_row) as f64 * (w + GAP),
