@@ -1,11 +1,12 @@
 //! Replay throughput (trace entries per second of thread CPU time, as the other benches): the
 //! largest real fixture, and a generated 1M-entry trace (the model's own output on a random
-//! workload, replayed for fidelity).
+//! workload, replayed for fidelity); choosing a device's allocator rules on it; the state slider.
 
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use memsnap_core::allocator::Config;
+use memsnap_core::analysis::policy::{device_config, device_config_quick};
 use memsnap_core::analysis::replay::replay;
 use memsnap_core::analysis::state_at::StateHistory;
 use memsnap_core::snapshot::Snapshot;
@@ -48,6 +49,19 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     assert!(r.segments_match);
     g.throughput(Throughput::Elements(s.trace(0).len() as u64));
     g.bench_function("generated-1M", |b| b.iter(|| replay(&s, 0).unwrap()));
+    g.finish();
+
+    // Which allocator's rules the device follows: every check (what replays take), and the
+    // dump's sizes only (what the timeline and the state history take).
+    let mut g = c.benchmark_group("policy");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(s.trace(0).len() as u64));
+    g.bench_function("device_config-1M", |b| {
+        b.iter(|| device_config(&s, 0).unwrap())
+    });
+    g.bench_function("device_config_quick-1M", |b| {
+        b.iter(|| device_config_quick(&s, 0).unwrap())
+    });
     g.finish();
 
     // The viewer's "state at entry N" slider: one history, then random positions.
