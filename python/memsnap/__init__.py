@@ -82,17 +82,23 @@ class Snapshot:
         field of :meth:`stats`)."""
         return self.stats()["pools"]
 
-    def diagnose(self, device: Optional[int] = None) -> dict:
+    def diagnose(self, device: Optional[int] = None, allocator: Optional[str] = None) -> dict:
         """Fragmentation, churn, pinning blocks, the peak by frame and fixes ranked by their
-        replayed saving (``memsnap diagnose --json``)."""
+        replayed saving (``memsnap diagnose --json``). ``allocator``: ``"cuda"`` or ``"npu"``
+        (torch_npu) names whose rules the fixes replay under; by default each device's sizes
+        choose."""
         args: list = []
         _opt(args, "device", device)
+        _opt(args, "allocator", allocator)
         return self._json("diagnose", *args)
 
-    def oom(self) -> list:
+    def oom(self, allocator: Optional[str] = None) -> list:
         """Why each out-of-memory error happened, one per device that had one
-        (``memsnap oom --json``); empty when the trace has none."""
-        return self._json("oom")
+        (``memsnap oom --json``); empty when the trace has none. ``allocator`` as for
+        :meth:`diagnose`."""
+        args: list = []
+        _opt(args, "allocator", allocator)
+        return self._json("oom", *args)
 
     def phases(self, device: Optional[int] = None) -> dict:
         """The program's phases (``external_annotations``) and memory in each
@@ -135,6 +141,7 @@ class Snapshot:
         memory_cap_bytes: Optional[int] = None,
         empty_cache_at: Iterable[int] = (),
         pad: Optional[Mapping[int, int]] = None,
+        allocator: Optional[str] = None,
         **settings: Any,
     ) -> dict:
         """Replays the trace through the allocator model (``memsnap replay --json``).
@@ -144,9 +151,12 @@ class Snapshot:
         ``max_split_size_mb=512``) or a program change (``memory_cap_bytes``,
         ``empty_cache_at``, ``pad={from_bytes: to_bytes}``): a what-if, measured against the
         file's own settings. ``start``: ``"reconstructed"``, ``"clean"`` or ``"cold"``.
+        ``allocator``: ``"cuda"`` or ``"npu"`` (torch_npu) names whose rules the model follows;
+        by default each device's sizes choose (the result's ``allocator`` field says which).
         """
         args: list = []
         _opt(args, "device", device)
+        _opt(args, "allocator", allocator)
         for key, value in settings.items():
             args += ["--set", f"{key}={_setting(value)}"]
         if start == "clean":

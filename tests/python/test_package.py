@@ -83,6 +83,25 @@ class ModuleEqualsCommand(unittest.TestCase):
         fidelity = snap.replay()
         self.assertEqual(fidelity, cli_json("replay", str(f)))
 
+    def test_allocator_rules_follow_the_command(self):
+        f = REAL / "memsnapdump-empty-cache.pkl"
+        if not f.exists():
+            self.skipTest(f"{f} is absent")
+        snap = memsnap.load(str(f))
+        detected = snap.replay()
+        self.assertEqual(detected["devices"][0]["allocator"], "npu")
+        self.assertEqual(detected, cli_json("replay", str(f)))
+        named = snap.replay(allocator="cuda")
+        self.assertEqual(named, cli_json("replay", str(f), "--allocator", "cuda"))
+        self.assertEqual(named["devices"][0]["allocator_source"], "settings")
+        self.assertEqual(
+            snap.diagnose(allocator="npu"), cli_json("diagnose", str(f), "--allocator", "npu")
+        )
+        self.assertEqual(snap.oom(allocator="cuda"), cli_json("oom", str(f), "--allocator", "cuda"))
+        with self.assertRaises(ValueError) as e:
+            snap.replay(allocator="tpu")
+        self.assertIn("unknown allocator `tpu`", str(e.exception))
+
     def test_a_dict_and_bytes_read_as_the_file(self):
         for f in FIXTURES:
             with self.subTest(file=f.name):
