@@ -3,6 +3,9 @@
 //! replaying a run's trace from its reconstructed start must make every decision the run made
 //! and end in the run's segments. Also: what-if under the file's own settings reproduces it.
 
+mod exact_replay;
+
+use exact_replay::assert_exact;
 use memsnap_core::allocator::{Allocator, Config, SimBacking};
 use memsnap_core::analysis::replay::{replay, what_if, Start};
 use memsnap_core::analysis::state_at::StateHistory;
@@ -50,19 +53,6 @@ fn run(conf: &str, capacity: u64, steps: usize, max_entries: Option<usize>, seed
     }
     a.check_invariants().unwrap();
     a.snapshot()
-}
-
-fn assert_exact(s: &Snapshot, what: &str) {
-    let r = replay(s, 0).unwrap();
-    assert!(r.not_replayed.is_none(), "{what}: {:?}", r.not_replayed);
-    assert!(r.decisions > 100, "{what}: only {} decisions", r.decisions);
-    assert_eq!(
-        r.decisions_matched, r.decisions,
-        "{what}: {:?}",
-        r.first_mismatch
-    );
-    assert!(r.segments_match, "{what}: {:?}", r.segments_difference);
-    assert_eq!(r.inconsistencies, 0, "{what}: {:?}", r.first_inconsistency);
 }
 
 const CONFS: [&str; 6] = [

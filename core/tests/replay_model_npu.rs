@@ -4,11 +4,13 @@
 //! them every decision and the final segments must match, and the OOM explanation must size the
 //! failed request's segment by torch_npu's rules and say whose they are.
 
+mod exact_replay;
+
+use exact_replay::assert_exact;
 use memsnap_core::allocator::rounding::get_allocation_size;
 use memsnap_core::allocator::{Allocator, Config, Rules, SimBacking};
 use memsnap_core::analysis::oom::explain_oom;
 use memsnap_core::analysis::policy::{device_config, RulesSource};
-use memsnap_core::analysis::replay::replay;
 use memsnap_core::snapshot::{Action, Snapshot};
 
 const MIB: u64 = 1 << 20;
@@ -55,10 +57,7 @@ fn npu_expandable_model_traces_replay_exactly() {
         let c = device_config(&snap, 0).unwrap();
         assert_eq!(c.choice.rules, Rules::Npu, "{}", c.choice.describe());
         assert!(c.config.expandable_segments && config.expandable_segments);
-        let r = replay(&snap, 0).unwrap();
-        assert!(r.decisions > 1000, "{} decisions", r.decisions);
-        assert_eq!(r.decisions_matched, r.decisions, "{:?}", r.first_mismatch);
-        assert!(r.segments_match, "{:?}", r.segments_difference);
+        assert_exact(&snap, &format!("expandable seed {seed}"));
     }
 }
 
@@ -74,15 +73,7 @@ fn npu_model_traces_replay_exactly_under_detected_npu_rules() {
             c.choice.describe()
         );
         assert_eq!(c.config.expandable_segments, config.expandable_segments);
-        let r = replay(&snap, 0).unwrap();
-        assert!(r.not_replayed.is_none(), "{conf}: {:?}", r.not_replayed);
-        assert!(r.decisions > 1000, "{conf}: {} decisions", r.decisions);
-        assert_eq!(
-            r.decisions_matched, r.decisions,
-            "{conf}: {:?}",
-            r.first_mismatch
-        );
-        assert!(r.segments_match, "{conf}: {:?}", r.segments_difference);
+        assert_exact(&snap, &format!("{conf:?} seed {seed}"));
 
         let ooms = snap.trace(0).iter().filter(|e| e.is(&Action::Oom)).count();
         assert!(ooms > 0, "{conf}: the run never ran out of memory");
