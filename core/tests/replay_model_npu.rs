@@ -47,9 +47,13 @@ fn npu_run(conf: &str, capacity: u64, seed: u64) -> (Snapshot, Config) {
     (a.snapshot(), config)
 }
 
-/// Expandable segments on a device large enough that nothing runs out: with OOM retries the
+/// Expandable segments on a device large enough that nothing runs out. On a 2 GiB device the
 /// replay of the model's own expandable traces does not match under CUDA's rules either (seed
-/// 11 on 2 GiB: first mismatch at entry 939), a limit of the replay, not of these rules.
+/// 11: first mismatch at entry 939), a limit of the replay, not of these rules: a run reserves
+/// each expandable range at 1 1/8 of the device's memory and reserves another once a range has
+/// no room, while the replay's backing is 2^50 bytes, so its ranges never fill (entry 939 is
+/// the run's first alloc in a third range, at 0x7e0120afc400). The file does not record the
+/// device's memory.
 #[test]
 fn npu_expandable_model_traces_replay_exactly() {
     for seed in [11, 3] {
