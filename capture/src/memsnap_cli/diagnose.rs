@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use memsnap_core::analysis::diagnosis::{diagnose_with, Diagnosis};
 use memsnap_core::analysis::frames::{format, format_stack, is_hidden, label, visible_frames};
 use memsnap_core::allocator::Rules;
-use memsnap_core::analysis::replay::{device_config, file_config, Start};
+use memsnap_core::analysis::policy::device_config_quick;
+use memsnap_core::analysis::replay::{file_config, Start};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::analysis::verdicts::Verdicts;
 use memsnap_core::snapshot::{Snapshot, StackId};
@@ -37,7 +38,7 @@ pub struct Args {
     pub device: Option<usize>,
     /// Whose caching allocator to model: `cuda` or `npu` (torch_npu). Default: the one the
     /// file's sizes fit, per device.
-    #[arg(long, value_name = "NAME", value_parser = allocator::parse)]
+    #[arg(long, value_name = "NAME", value_parser = Rules::parse)]
     pub allocator: Option<Rules>,
     /// Print everything as one JSON object (schema: docs/cli-json.md).
     #[arg(long)]
@@ -56,11 +57,13 @@ pub fn file_conf(snap: &Snapshot) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The variable the settings are given in: torch_npu's when every device follows its rules.
+/// The variable the settings are given in: torch_npu's when every device follows its rules
+/// (chosen by their sizes as the page's Analysis panel chooses them: the replays have weighed
+/// every check already).
 fn conf_var(snap: &Snapshot, result: &[Device]) -> &'static str {
     let npu = !result.is_empty()
         && result.iter().all(|d| {
-            device_config(snap, d.diagnosis.device as i64)
+            device_config_quick(snap, d.diagnosis.device as i64)
                 .is_ok_and(|c| c.choice.rules == Rules::Npu)
         });
     if npu { Rules::Npu } else { Rules::Cuda }.conf_var()

@@ -9,7 +9,7 @@
 
 use memsnap_core::allocator::Rules;
 use memsnap_core::analysis::replay::{
-    device_config, file_config, replay, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
+    device_config, file_config, replay_with, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
 };
 use memsnap_core::analysis::verdicts::{measure, Change, Device, Outcome, Plan};
 use memsnap_core::snapshot::Snapshot;
@@ -62,7 +62,7 @@ pub struct Args {
     pub capacity_gib: Option<f64>,
     /// Whose caching allocator to model: `cuda` or `npu` (torch_npu). Default: the one the
     /// file's sizes fit, per device.
-    #[arg(long, value_name = "NAME", value_parser = allocator::parse)]
+    #[arg(long, value_name = "NAME", value_parser = Rules::parse)]
     pub allocator: Option<Rules>,
     /// Machine-readable output.
     #[arg(long)]
@@ -154,9 +154,9 @@ pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapsh
     }
     // Bad keys and values are refused before anything is replayed; what a device's allocator
     // refuses is weighed per device below.
-    let file = file_config(snapshot).map_err(|e| CliError::new(&args.file, e))?;
+    let mut probe = file_config(snapshot).map_err(|e| CliError::new(&args.file, e))?;
     for (k, v) in &change.set {
-        file.clone().set(k, v).map_err(|e| CliError::new("--set", e))?;
+        probe.set(k, v).map_err(|e| CliError::new("--set", e))?;
     }
     let devices = match args.device {
         Some(d) => vec![d],
@@ -189,13 +189,12 @@ pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapsh
     let mut json_devices = Vec::new();
     let mut written = None;
     for &dev in &devices {
-        let base = device_config(snapshot, dev)
-            .map_err(|e| CliError::new(&args.file, e))?
-            .config;
+        let dc = device_config(snapshot, dev).map_err(|e| CliError::new(&args.file, e))?;
+        let base = dc.config.clone();
         let changed = change
             .config(&base)
             .map_err(|e| CliError::new("--set", e))?;
-        let report = replay(snapshot, dev).map_err(|e| CliError::new(&args.file, e))?;
+        let report = replay_with(snapshot, dev, dc).map_err(|e| CliError::new(&args.file, e))?;
         let what_if = if change.is_empty() {
             None
         } else {

@@ -20,7 +20,8 @@ use super::frames::{format, format_stack, top_user_frame};
 use super::intervals::{allocations, nonempty, Allocations};
 use super::pinning::pinning;
 use super::plan::{plan, PlanSizes};
-use super::replay::{device_config, pool_of, DeviceConfig, ReplayError};
+use super::policy::{device_config_quick, DeviceConfig};
+use super::replay::{pool_of, settings_error, ReplayError};
 use super::state_at::StateHistory;
 use super::verdicts::{verdicts, Inputs, Outcome};
 
@@ -180,7 +181,10 @@ pub fn explain_oom(
     };
     let trace = snapshot.trace(device.max(0) as usize);
     let e = &trace[entry];
-    let DeviceConfig { config, choice, .. } = device_config(snapshot, device)?;
+    // Sizes and the state before the failure need only the quick choice: the verdicts below
+    // weigh every check themselves, and their account names the rules when they replayed.
+    let DeviceConfig { config, choice, .. } =
+        device_config_quick(snapshot, device).map_err(settings_error)?;
     let requested = e.size().unwrap_or(0);
     let stream = e.stream().unwrap_or(0);
     let pool = pool_of(e);
@@ -248,7 +252,11 @@ pub fn explain_oom(
     Ok(Some(OomExplanation {
         device,
         allocator: choice.rules.name().to_string(),
-        allocator_note: choice.describe(),
+        allocator_note: if v.allocator.is_empty() {
+            choice.describe()
+        } else {
+            v.allocator.clone()
+        },
         entry,
         ooms_on_device: trace.iter().filter(|e| e.is(&Action::Oom)).count(),
         time_us: e.time_us(),

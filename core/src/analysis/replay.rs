@@ -116,7 +116,8 @@ pub fn device_config(snapshot: &Snapshot, device: i64) -> Result<DeviceConfig, R
     super::policy::device_config(snapshot, device).map_err(settings_error)
 }
 
-fn settings_error(e: crate::allocator::ConfigError) -> ReplayError {
+/// A settings error as a replay's.
+pub(crate) fn settings_error(e: crate::allocator::ConfigError) -> ReplayError {
     ReplayError(format!("allocator_settings: {e}"))
 }
 
@@ -178,11 +179,21 @@ impl Driver {
 
 /// Fidelity replay of `device`'s trace.
 pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayError> {
+    replay_with(snapshot, device, device_config(snapshot, device)?)
+}
+
+/// [`replay`] under a configuration the caller already chose for the device
+/// ([`device_config`]), so that a caller that needs it too weighs the device's sizes once.
+pub fn replay_with(
+    snapshot: &Snapshot,
+    device: i64,
+    dc: DeviceConfig,
+) -> Result<ReplayReport, ReplayError> {
     let DeviceConfig {
         config,
         choice: rules,
         ..
-    } = device_config(snapshot, device)?;
+    } = dc;
     let entries = snapshot.trace(device.max(0) as usize);
     let (start, inconsistencies) = start_state(snapshot, device, &config);
     let mut report = ReplayReport {
@@ -609,7 +620,10 @@ pub(crate) async fn run_requests_paced(
         (Start::Clean, _) => &[][..],
         (_, Some(s)) => s,
         (_, None) => {
-            let cfg = device_config(snapshot, device)?.config;
+            // Sizes are all the walk rounds: the quick choice (as the state history's) serves.
+            let cfg = super::policy::device_config_quick(snapshot, device)
+                .map_err(settings_error)?
+                .config;
             walked = start_state_paced(snapshot, device, &cfg, pace).await.0;
             &walked[..]
         }
