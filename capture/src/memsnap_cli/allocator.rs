@@ -9,11 +9,6 @@ use memsnap_core::allocator::config::ALLOCATOR_KEY;
 use memsnap_core::allocator::Rules;
 use memsnap_core::snapshot::{AllocatorSettings, Snapshot, Value};
 
-/// The clap value parser of `--allocator`.
-pub fn parse(s: &str) -> Result<Rules, String> {
-    Rules::parse(s)
-}
-
 /// `snapshot` as modelled under `rules` (itself, borrowed, when `None`).
 pub fn under(snapshot: &Snapshot, rules: Option<Rules>) -> Cow<'_, Snapshot> {
     let Some(rules) = rules else {

@@ -17,7 +17,7 @@ pub struct Args {
     pub file: String,
     /// Whose caching allocator to model: `cuda` or `npu` (torch_npu). Default: the one the
     /// file's sizes fit, per device.
-    #[arg(long, value_name = "NAME", value_parser = allocator::parse)]
+    #[arg(long, value_name = "NAME", value_parser = Rules::parse)]
     pub allocator: Option<Rules>,
     /// Print the explanations as a JSON array (the core result's fields) instead.
     #[arg(long)]
