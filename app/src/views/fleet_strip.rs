@@ -34,7 +34,7 @@ struct Layout {
     scale: f64,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Rect {
     x: f64,
     y: f64,
@@ -66,20 +66,7 @@ pub fn FleetStrip(rows: Vec<FleetRow>, scale: f64, median: Option<usize>) -> imp
     register_query();
     LAID_OUT.with(|l| {
         *l.borrow_mut() = Layout {
-            bars: rows
-                .into_iter()
-                .map(|r| {
-                    (
-                        r,
-                        Rect {
-                            x: 0.0,
-                            y: 0.0,
-                            w: 0.0,
-                            h: 0.0,
-                        },
-                    )
-                })
-                .collect(),
+            bars: rows.into_iter().map(|r| (r, Rect::default())).collect(),
             median,
             scale,
         }
@@ -97,18 +84,18 @@ pub fn FleetStrip(rows: Vec<FleetRow>, scale: f64, median: Option<usize>) -> imp
         }
     });
     on_cleanup(move || resized.remove());
-    let at = move |e: &web_sys::MouseEvent| {
+    // What `with` gives for the bar under the pointer, if any.
+    fn under<T>(e: &web_sys::MouseEvent, with: impl Fn(&FleetRow, f64) -> T) -> Option<T> {
         let (x, y) = (e.offset_x() as f64, e.offset_y() as f64);
         LAID_OUT.with(|l| {
-            l.borrow()
-                .bars
-                .iter()
+            let l = l.borrow();
+            (l.bars.iter())
                 .find(|(_, b)| x >= b.x && x < b.x + b.w + GAP && y >= b.y && y < b.y + b.h + GAP)
-                .map(|(r, _)| (r.index, title(r, l.borrow().scale)))
+                .map(|(r, _)| with(r, l.scale))
         })
-    };
+    }
     let on_click = move |e: web_sys::MouseEvent| {
-        if let Some((index, _)) = at(&e) {
+        if let Some(index) = under(&e, |r, _| r.index) {
             state.show_rank(index);
         }
     };
@@ -116,8 +103,8 @@ pub fn FleetStrip(rows: Vec<FleetRow>, scale: f64, median: Option<usize>) -> imp
         let Some(c) = canvas.get_untracked() else {
             return;
         };
-        let _ = match at(&e) {
-            Some((_, t)) => c.set_attribute("title", &t),
+        let _ = match under(&e, title) {
+            Some(t) => c.set_attribute("title", &t),
             None => c.remove_attribute("title"),
         };
     };
