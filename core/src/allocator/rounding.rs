@@ -129,25 +129,14 @@ mod tests {
 
     #[test]
     fn allocation_sizes_at_boundaries() {
-        assert_eq!(get_allocation_size(512, &Config::default()), SMALL_BUFFER);
+        let c = Config::default();
+        assert_eq!(get_allocation_size(512, &c), SMALL_BUFFER);
+        assert_eq!(get_allocation_size(SMALL_SIZE, &c), SMALL_BUFFER);
+        assert_eq!(get_allocation_size(SMALL_SIZE + 512, &c), LARGE_BUFFER);
+        assert_eq!(get_allocation_size(MIN_LARGE_ALLOC - 512, &c), LARGE_BUFFER);
+        assert_eq!(get_allocation_size(MIN_LARGE_ALLOC, &c), MIN_LARGE_ALLOC);
         assert_eq!(
-            get_allocation_size(SMALL_SIZE, &Config::default()),
-            SMALL_BUFFER
-        );
-        assert_eq!(
-            get_allocation_size(SMALL_SIZE + 512, &Config::default()),
-            LARGE_BUFFER
-        );
-        assert_eq!(
-            get_allocation_size(MIN_LARGE_ALLOC - 512, &Config::default()),
-            LARGE_BUFFER
-        );
-        assert_eq!(
-            get_allocation_size(MIN_LARGE_ALLOC, &Config::default()),
-            MIN_LARGE_ALLOC
-        );
-        assert_eq!(
-            get_allocation_size(MIN_LARGE_ALLOC + 512, &Config::default()),
+            get_allocation_size(MIN_LARGE_ALLOC + 512, &c),
             MIN_LARGE_ALLOC + ROUND_LARGE
         );
         assert!(is_small(SMALL_SIZE));
