@@ -9,21 +9,12 @@
 //!
 //! Screenshots: target/screenshots/formats-*.png.
 
-use std::path::Path;
-
 use fantoccini::Client;
 use memsnap_core::analysis::pools::pool_totals;
 use memsnap_core::snapshot;
 use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, testid, wait_until};
 use memsnap_tests::{fixtures, python};
-
-async fn open(c: &Client, path: &Path, snap: &snapshot::Snapshot) {
-    page::pick_file(c, path).await;
-    let name = path.file_name().unwrap().to_string_lossy().to_string();
-    page::wait_file_name(c, &name).await;
-    page::wait_shown(c, &name, &page::expected(snap)).await;
-}
 
 /// The stack panel's text once it names `what`.
 async fn stack_showing(c: &Client, what: &str) -> String {
@@ -65,7 +56,7 @@ async fn legacy_json_and_private_pools() {
     let c = &site.browser.client;
 
     // Legacy JSON: the largest live block's stack is its history's, with its history listed.
-    open(c, &legacy_json, &legacy_snap).await;
+    page::open_file(c, &legacy_json, &legacy_snap).await;
     let seg = legacy_snap
         .segments
         .iter()
@@ -100,7 +91,7 @@ async fn legacy_json_and_private_pools() {
     page::screenshot(c, "formats-legacy-json-hover").await;
 
     // Private pools: per-pool figures are core's; the filter keeps only pool (1, 7).
-    open(c, &pooled_path, &pooled).await;
+    page::open_file(c, &pooled_path, &pooled).await;
     let want: Vec<Vec<String>> = pool_totals(&pooled)
         .iter()
         .map(|p| {

@@ -26,14 +26,7 @@ async fn npu_file_is_modelled_under_torch_npu_rules() {
     let snap = page::load(&file);
     let choice = device_config(&snap, 0).unwrap().choice;
     assert_eq!(choice.rules.name(), "npu");
-    page::pick_file(c, &file).await;
-    page::wait_file_name(c, "memsnapdump-expandable-empty-cache.pkl").await;
-    page::wait_shown(
-        c,
-        "memsnapdump-expandable-empty-cache.pkl",
-        &page::expected(&snap),
-    )
-    .await;
+    page::open_file(c, &file, &snap).await;
 
     // The device is named for its allocator.
     let option = page::find_css(c, &format!("{} option", testid("device-picker"))).await;

@@ -11,11 +11,7 @@ use memsnap_tests::web::dist::dist_dir;
 use memsnap_tests::web::page::{self, find_all_css, testid, wait_until};
 
 async fn open(c: &fantoccini::Client, file: &std::path::Path) {
-    let snap = page::load(file);
-    page::pick_file(c, file).await;
-    let name = file.file_name().unwrap().to_str().unwrap().to_string();
-    page::wait_file_name(c, &name).await;
-    page::wait_shown(c, &name, &page::expected(&snap)).await;
+    page::open_file(c, file, &page::load(file)).await;
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -148,6 +148,15 @@ pub async fn pick_file(c: &Client, path: &Path) {
         .expect("sending a path to the file input");
 }
 
+/// Picks `path` through the file input and waits until the page shows `snap` (what core reads
+/// of that file) under the file's name.
+pub async fn open_file(c: &Client, path: &Path, snap: &Snapshot) {
+    pick_file(c, path).await;
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    wait_file_name(c, &name).await;
+    wait_shown(c, &name, &expected(snap)).await;
+}
+
 /// Sends `paths` (absolute, newline-separated) to the input with test id `input`, as a user
 /// picking them would. Waits for the page to mount the input; only the upload may fail.
 pub async fn pick_paths(c: &Client, input: &str, paths: &[&Path]) -> Result<(), String> {
