@@ -632,6 +632,29 @@ mod tests {
     }
 
     #[test]
+    fn the_allocator_key_names_known_rules_or_is_an_error() {
+        let with = |v: Value| {
+            let mut s = AllocatorSettings::default();
+            s.entries.push((Arc::from(ALLOCATOR_KEY), v));
+            Config::from_settings(&s)
+        };
+        assert_eq!(
+            with(Value::Str(Arc::from("npu"))).unwrap().rules,
+            Rules::Npu
+        );
+        assert_eq!(
+            with(Value::Str(Arc::from("CUDA"))).unwrap().rules,
+            Rules::Cuda
+        );
+        let e = with(Value::Str(Arc::from("tpu"))).unwrap_err();
+        assert_eq!(e.key, ALLOCATOR_KEY);
+        assert!(e.message.contains("unknown allocator `tpu`"), "{e}");
+        let e = with(Value::Int(3)).unwrap_err();
+        assert_eq!(e.key, ALLOCATOR_KEY);
+        assert!(e.message.contains("expected a string"), "{e}");
+    }
+
+    #[test]
     fn from_snapshot_settings() {
         let mut s = AllocatorSettings::default();
         s.entries
