@@ -8,7 +8,7 @@ use memsnap_core::snapshot::StackId;
 
 use super::device::Device;
 use super::progress::Progress;
-use crate::scenario::program::DEFAULT_STREAM;
+use crate::scenario::program::{PhaseMark, DEFAULT_STREAM};
 use crate::scenario::{Step, Target};
 
 pub struct Executor<'a, D: Device> {
@@ -21,6 +21,8 @@ pub struct Executor<'a, D: Device> {
     /// in a program that caught the OOM and went on.
     failed: HashSet<String>,
     pub ooms: Vec<String>,
+    /// Phase marks as written: (stage, name, time_us).
+    pub marks: Vec<(PhaseMark, String, i64)>,
     progress: &'a Progress,
 }
 
@@ -39,6 +41,7 @@ impl<'a, D: Device> Executor<'a, D> {
             tensors: HashMap::new(),
             failed: HashSet::new(),
             ooms: Vec::new(),
+            marks: Vec::new(),
             progress,
         }
     }
@@ -132,5 +135,12 @@ impl<D: Device> Target for Executor<'_, D> {
         self.alloc.process_events();
         self.alloc.backing_mut().after_synchronize();
         self.done()
+    }
+
+    fn phase(&mut self, _step: &Step, stage: PhaseMark, name: String) -> Result<(), String> {
+        // On the allocator's clock, so the mark sorts between the entries around it.
+        let t = self.alloc.backing_mut().now_us();
+        self.marks.push((stage, name, t));
+        Ok(())
     }
 }

@@ -2,7 +2,8 @@
 //! write the snapshot, report.
 
 use memsnap_core::allocator::{Allocator, Config};
-use memsnap_core::snapshot;
+use memsnap_core::analysis::phases::mark_value;
+use memsnap_core::snapshot::{self, Value};
 
 use super::args::Args;
 use super::device::{Device, Sim};
@@ -117,9 +118,18 @@ pub fn run_scenario<D: Device>(
     let mut exec = Executor::new(alloc, ids, &progress);
     let actions = scenario::run(scenario, seed, &mut exec).map_err(|e| e.to_string());
     let ooms = std::mem::take(&mut exec.ooms);
+    let marks = std::mem::take(&mut exec.marks);
     progress.finish();
     let actions = actions?;
-    let snapshot = alloc.snapshot();
+    let mut snapshot = alloc.snapshot();
+    if !marks.is_empty() {
+        let device = alloc.device();
+        let list = marks
+            .iter()
+            .map(|(stage, name, t)| mark_value(stage.as_str(), name, device, *t))
+            .collect();
+        snapshot.external_annotations = Some(Value::List(std::sync::Arc::new(list)));
+    }
     let summary = Summary::new(label, alloc.stats(), &snapshot, actions);
     Ok(Outcome {
         snapshot,

@@ -28,6 +28,11 @@
 //! [[step]]
 //! empty_cache = true           # torch.cuda.empty_cache()
 //! [[step]]
+//! phase = "forward{i}"         # a START mark in external_annotations, as record_function writes
+//! [[step]]
+//! end_phase = "forward{i}"     # its END mark (an END with no START, or a START never ended,
+//!                              # is written as it stands: the viewer shows and counts it)
+//! [[step]]
 //! end = true
 //! ```
 //! Every problem is reported with its line and column.
@@ -39,7 +44,7 @@ use toml::Spanned;
 
 use super::error::{line_col, ScenarioError};
 use super::expr::{self, Expr};
-use super::program::{Scenario, Step, StepKind, DEFAULT_STREAM};
+use super::program::{PhaseMark, Scenario, Step, StepKind, DEFAULT_STREAM};
 use super::rng::Rng;
 use super::size;
 use super::template::Template;
@@ -74,6 +79,8 @@ struct RawStep {
     let_: V,
     repeat: V,
     end: V,
+    phase: V,
+    end_phase: V,
     size: V,
     stream: V,
     name: V,
@@ -81,7 +88,7 @@ struct RawStep {
     var: V,
 }
 
-const ACTIONS: [&str; 8] = [
+const ACTIONS: [&str; 10] = [
     "alloc",
     "free",
     "record_stream",
@@ -90,6 +97,8 @@ const ACTIONS: [&str; 8] = [
     "let",
     "repeat",
     "end",
+    "phase",
+    "end_phase",
 ];
 
 /// Parses `src` (the text of `file`) into a scenario named `default_name` unless it names itself.
@@ -198,7 +207,7 @@ impl Ctx<'_> {
         id: usize,
         scope: &mut [Vec<String>],
     ) -> Result<Parsed, ScenarioError> {
-        let fields: [(&str, &V); 13] = [
+        let fields: [(&str, &V); 15] = [
             ("alloc", &r.alloc),
             ("free", &r.free),
             ("record_stream", &r.record_stream),
@@ -207,6 +216,8 @@ impl Ctx<'_> {
             ("let", &r.let_),
             ("repeat", &r.repeat),
             ("end", &r.end),
+            ("phase", &r.phase),
+            ("end_phase", &r.end_phase),
             ("size", &r.size),
             ("stream", &r.stream),
             ("name", &r.name),
@@ -236,7 +247,7 @@ impl Ctx<'_> {
             "let" => &["value"],
             _ => &[],
         };
-        for (k, v) in &fields[8..] {
+        for (k, v) in &fields[ACTIONS.len()..] {
             if let Some(v) = v {
                 if !allowed.contains(k) {
                     return Err(self.err(
@@ -275,6 +286,14 @@ impl Ctx<'_> {
             }
             "free" => StepKind::Free {
                 tensor: self.template(r.free.as_ref(), "free", &visible(scope))?,
+            },
+            "phase" => StepKind::Phase {
+                stage: PhaseMark::Start,
+                name: self.template(r.phase.as_ref(), "phase", &visible(scope))?,
+            },
+            "end_phase" => StepKind::Phase {
+                stage: PhaseMark::End,
+                name: self.template(r.end_phase.as_ref(), "end_phase", &visible(scope))?,
             },
             "record_stream" => {
                 let tensor =
@@ -495,6 +514,7 @@ fn default_name(kind: &StepKind) -> String {
         }
         StepKind::EmptyCache => "empty_cache".into(),
         StepKind::Sync => "synchronize".into(),
+        StepKind::Phase { stage, name } => format!("{} {}", stage.as_str(), name.source),
         StepKind::Let { var, .. } => format!("let {var}"),
         StepKind::Repeat { var: Some(v), .. } => format!("repeat over {v}"),
         StepKind::Repeat { var: None, .. } => "repeat".into(),

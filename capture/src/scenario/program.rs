@@ -40,6 +40,11 @@ pub enum StepKind {
     },
     EmptyCache,
     Sync,
+    /// A START or END mark of a phase, written to `external_annotations`.
+    Phase {
+        stage: PhaseMark,
+        name: Template,
+    },
     Let {
         var: String,
         value: Expr,
@@ -49,6 +54,23 @@ pub enum StepKind {
         var: Option<String>,
         body: Vec<Step>,
     },
+}
+
+/// Which mark a `phase` / `end_phase` step writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseMark {
+    Start,
+    End,
+}
+
+impl PhaseMark {
+    /// The `stage` PyTorch writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseMark::Start => "START",
+            PhaseMark::End => "END",
+        }
+    }
 }
 
 /// The stream every scenario has: PyTorch's default stream, id 0 in snapshots.

@@ -4,7 +4,7 @@
 
 use super::error::ScenarioError;
 use super::expr::Expr;
-use super::program::{Scenario, Step, StepKind};
+use super::program::{PhaseMark, Scenario, Step, StepKind};
 use super::rng::Rng;
 use super::size;
 use super::template::Template;
@@ -23,6 +23,8 @@ pub trait Target {
     fn record_stream(&mut self, step: &Step, tensor: String, stream: &str) -> Result<(), String>;
     fn empty_cache(&mut self, step: &Step) -> Result<(), String>;
     fn sync(&mut self, step: &Step) -> Result<(), String>;
+    /// A phase mark; not an action (the progress bar does not count it).
+    fn phase(&mut self, step: &Step, stage: PhaseMark, name: String) -> Result<(), String>;
 }
 
 /// Counts actions; running it first gives the progress bar its length (same seed, same count).
@@ -48,6 +50,9 @@ impl Target for Counter {
     }
     fn sync(&mut self, _: &Step) -> Result<(), String> {
         self.0 += 1;
+        Ok(())
+    }
+    fn phase(&mut self, _: &Step, _: PhaseMark, _: String) -> Result<(), String> {
         Ok(())
     }
 }
@@ -123,6 +128,13 @@ impl Runner<'_> {
                     self.vars.truncate(mark);
                 }
                 return Ok(());
+            }
+            StepKind::Phase { stage, name } => {
+                let name = self.render(name).map_err(|m| self.err(step, m))?;
+                return self
+                    .target
+                    .phase(step, *stage, name)
+                    .map_err(|m| self.err(step, m));
             }
             StepKind::Let { var, value } => {
                 // Lives until the enclosing block ends (`block` truncates).

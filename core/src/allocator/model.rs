@@ -104,6 +104,11 @@ impl<B: Backing> Allocator<B> {
         self
     }
 
+    /// The device index (`with_device`).
+    pub fn device(&self) -> i64 {
+        self.device
+    }
+
     pub fn config(&self) -> &Config {
         &self.config
     }

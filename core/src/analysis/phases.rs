@@ -152,6 +152,18 @@ fn is_compile(name: &str) -> bool {
         .any(|k| name.contains(k))
 }
 
+/// One mark as PyTorch writes it into `external_annotations` (`stage` is "START" or "END"):
+/// what `capture`'s `phase` steps write, and what [`phases`] reads back.
+pub fn mark_value(stage: &str, name: &str, device: i64, time_us: i64) -> Value {
+    let s = |x: &str| Value::Str(std::sync::Arc::from(x));
+    Value::Dict(std::sync::Arc::new(vec![
+        (s("stage"), s(stage)),
+        (s("name"), s(name)),
+        (s("device"), Value::Int(device)),
+        (s("time_us"), Value::Int(time_us)),
+    ]))
+}
+
 struct Mark {
     start: bool,
     name: String,
