@@ -1,6 +1,7 @@
 //! `memsnap phases --json` against CPython's reading of the same files (tests/py/phases.py,
 //! from `pickle.load`): which phases, their nesting, the trace entries each holds, the allocs and
-//! frees in it and the bytes asked for, and the repairs counted.
+//! frees in it and the bytes asked for, the repairs counted, and each phase's memory figures
+//! (peak allocated and where, peak reserved, block bytes allocated and freed, net change).
 //!
 //! Real: the four shared fixtures with `external_annotations` (and every other real fixture,
 //! which must say it has none). Built (not recorded by PyTorch): the bundled example (made by
@@ -17,6 +18,16 @@ const WITH_PHASES: [&str; 4] = [
     "adam-small-settings.pickle",
     "cs336-c-medium512-training.pickle",
     "cs336-d-fullstep.pickle",
+];
+
+/// Each phase's memory figures, compared as they are.
+const FIGURES: [&str; 6] = [
+    "peak_allocated",
+    "peak_index",
+    "peak_reserved",
+    "allocated_bytes",
+    "freed_bytes",
+    "net_bytes",
 ];
 
 const COMPARED: [&str; 13] = [
@@ -72,7 +83,7 @@ fn check(path: &Path) -> usize {
             path.display()
         );
         for (i, (x, y)) in a.iter().zip(b).enumerate() {
-            for key in COMPARED.iter().take(10) {
+            for key in COMPARED.iter().take(10).chain(&FIGURES) {
                 assert_eq!(
                     x[key],
                     y[key],
@@ -200,6 +211,93 @@ fn built_nested_and_unmatched_marks_match_python() {
         "{text}"
     );
     assert!(text.contains("    late"), "{text}");
+}
+
+/// A scenario whose `phase` / `end_phase` steps nest, repeat, end what never started and
+/// start what never ends: `capture` writes the marks, and CPython and memsnap read them alike.
+const MARKED: &str = r#"
+[scenario]
+name = "marked"
+capacity = "8GB"
+
+[[step]]
+alloc = "weights"
+size = "64MiB"
+
+[[step]]
+end_phase = "setup"
+
+[[step]]
+repeat = 3
+var = "i"
+
+[[step]]
+phase = "step{i}"
+
+[[step]]
+phase = "forward"
+
+[[step]]
+alloc = "act{i}"
+size = "(i + 1) * 24MiB"
+
+[[step]]
+end_phase = "forward"
+
+[[step]]
+phase = "backward"
+
+[[step]]
+alloc = "grad{i}"
+size = "3MiB"
+
+[[step]]
+free = "act{i}"
+
+[[step]]
+end_phase = "step{i}"
+
+[[step]]
+end = true
+
+[[step]]
+phase = "optimizer"
+
+[[step]]
+alloc = "state"
+size = "128MiB"
+"#;
+
+#[test]
+fn capture_written_marks_match_python() {
+    let dir = fixtures::scratch("cli-phases-capture");
+    let toml = dir.join("marked.toml");
+    std::fs::write(&toml, MARKED).unwrap();
+    let path = dir.join("marked.pickle");
+    memsnap_tests::built::capture(&["--scenario", toml.to_str().unwrap()], &path);
+    // 1 END without a START, 3 steps each holding forward and backward (backward is closed
+    // by its step's END), and the optimizer never ended.
+    assert_eq!(check(&path), 1 + 3 * 3 + 1);
+    let j = ours(&path);
+    let d = &j["devices"][0];
+    assert_eq!(
+        (d["unmatched_ends"].as_u64(), d["unclosed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let phases = d["phases"].as_array().unwrap();
+    let named = |n: &str| phases.iter().find(|p| p["name"] == n).unwrap();
+    let step2 = named("step2");
+    assert_eq!(step2["depth"], 0);
+    // Step 2's forward allocates 72 MiB and backward 3 MiB while freeing the 72.
+    let forward = phases
+        .iter()
+        .filter(|p| p["name"] == "forward")
+        .nth(2)
+        .unwrap();
+    assert_eq!(forward["depth"], 1);
+    assert_eq!(forward["allocated_bytes"], 72 << 20);
+    assert_eq!(step2["net_bytes"], 3 << 20);
+    assert_eq!(named("optimizer")["end_us"], serde_json::Value::Null);
 }
 
 #[test]
