@@ -168,6 +168,8 @@ pub fn PhaseBand() -> impl IntoView {
                         let zoom = phase_range(&r);
                         let s = r.stats.clone();
                         let top = s.left_live.first().map(|g| format!("{} {}", format::bytes(g.bytes), g.frame)).unwrap_or_default();
+                        // Every group kept, largest first, for the cell's title.
+                        let all = s.left_live.iter().map(|g| format!("{} ({} allocations) {}", format::bytes(g.bytes), g.count, g.frame)).collect::<Vec<_>>().join("\n");
                         view! {
                             <tr data-testid="phase-row" class:peak-phase=v.peak_phase == Some(i as u32)
                                 data-name=r.phase.name.clone() data-peak-allocated=s.peak_allocated.to_string()
@@ -180,7 +182,9 @@ pub fn PhaseBand() -> impl IntoView {
                                 <td class="num">{size(s.allocated_bytes)}</td>
                                 <td class="num">{size(s.freed_bytes)}</td>
                                 <td class="num">{signed(s.net_bytes)}</td>
-                                <td class="small" title=top.clone()>{top.clone()}</td>
+                                <td class="small" data-testid="phase-left-live" title=all>{top.clone()}
+                                    {(s.left_live.len() > 1).then(|| view! { <span class="muted">{format!(" +{} more", s.left_live.len() - 1)}</span> })}
+                                </td>
                             </tr>
                         }
                     }).collect_view()}
