@@ -53,6 +53,9 @@ pub struct AppState {
     pub segments: RwSignal<Option<Arc<SegmentsView>>>,
     pub diagnostics: RwSignal<Option<DiagnosticsView>>,
     pub hover: RwSignal<Option<Hover>>,
+    /// The address of the block clicked in the segment view: the details show it until it is
+    /// clicked again, whatever the pointer is over; the address keeps it.
+    pub pinned: RwSignal<Option<u64>>,
     /// The timeline's plot size, set by the timeline view: an open asks for its first screen
     /// at this size.
     pub timeline_plot: StoredValue<Option<PlotSize>>,
@@ -94,6 +97,7 @@ impl AppState {
             segments: RwSignal::new(None),
             diagnostics: RwSignal::new(None),
             hover: RwSignal::new(None),
+            pinned: RwSignal::new(None),
             timeline_plot: StoredValue::new(None),
             first_timeline: StoredValue::new(None),
             rehearsal,
@@ -312,6 +316,7 @@ impl AppState {
         self.first_timeline.set_value(timeline);
         self.device.set(device);
         self.hover.set(None);
+        self.pinned.set(None);
         let Some(device) = device else {
             self.segments.set(None);
             self.diagnostics.set(None);

@@ -36,6 +36,15 @@ impl SegmentsView {
         self.segments.iter().map(|s| s.blocks.len()).sum()
     }
 
+    /// The (segment, block) indices of the block starting at `addr`.
+    pub fn block_at(&self, addr: u64) -> Option<(usize, usize)> {
+        self.segments.iter().enumerate().find_map(|(i, s)| {
+            let offset = addr.checked_sub(s.address).filter(|&o| o < s.total_size)?;
+            let b = s.blocks.iter().position(|b| b.offset == offset)?;
+            Some((i, b))
+        })
+    }
+
     /// Frames of a stack (`file:line:name`), innermost first (empty for an unknown id).
     pub fn frames_of(&self, stack: u32) -> impl Iterator<Item = &str> + '_ {
         self.stacks.frames_of(stack)

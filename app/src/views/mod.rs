@@ -22,7 +22,9 @@ mod size;
 mod stack;
 mod state_slider;
 mod timeline;
+mod view_address;
 mod view_link;
+mod view_panel;
 mod whatif;
 
 pub use devices::DevicePicker;

@@ -287,6 +287,40 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
         }
         highlighted.set_value(now);
     });
+    // The pinned block of this segment, if any, is outlined.
+    let starts: Vec<u64> = seg.blocks.iter().map(|b| seg.address + b.offset).collect();
+    let outlined = StoredValue::new(None::<u32>);
+    Effect::new(move |_| {
+        let now = state
+            .pinned
+            .get()
+            .and_then(|a| starts.iter().position(|&s| s == a))
+            .map(|i| i as u32);
+        let Some(bar) = bar.get() else { return };
+        if outlined.get_value() == now {
+            return;
+        }
+        let children = bar.children();
+        if let Some(el) = outlined.get_value().and_then(|i| children.item(i)) {
+            let _ = el.class_list().remove_1("pinned");
+        }
+        if let Some(el) = now.and_then(|i| children.item(i)) {
+            let _ = el.class_list().add_1("pinned");
+        }
+        outlined.set_value(now);
+    });
+    let on_click = move |e: leptos::ev::MouseEvent| {
+        let addr = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.get_attribute("data-address"))
+            .and_then(|a| a.parse::<u64>().ok());
+        if let Some(addr) = addr {
+            state
+                .pinned
+                .update(|p| *p = if *p == Some(addr) { None } else { Some(addr) });
+        }
+    };
     let on_over = move |e: leptos::ev::MouseEvent| {
         let index = e
             .target()
@@ -325,7 +359,8 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
                     style=format!("width:{bar_width:.4}%")
                     node_ref=bar
                     inner_html=blocks
-                    on:mouseover=on_over>
+                    on:mouseover=on_over
+                    on:click=on_click>
                 </div>
             </div>
         </div>

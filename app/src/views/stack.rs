@@ -16,16 +16,22 @@ pub fn StackPanel() -> impl IntoView {
     // What the analysis views picked (a timeline band, a row) shows when no block is hovered.
     let analysis = use_context::<Analysis>();
     let details = move || {
-        let hovered = state
-            .segments
-            .get()
-            .zip(state.hover.get())
-            .map(|(view, hover)| {
-                let (facts, frames, caption) = describe(&view, hover);
-                let facts: Vec<(String, String)> =
-                    facts.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-                (facts, frames, caption.to_string())
-            });
+        // A pinned block wins over the pointer until it is clicked again.
+        let view = state.segments.get();
+        let pinned = view
+            .as_ref()
+            .zip(state.pinned.get())
+            .and_then(|(v, addr)| v.block_at(addr))
+            .map(|(segment, block)| Hover::Block { segment, block });
+        let hovered = view.zip(pinned.or(state.hover.get())).map(|(view, hover)| {
+            let (facts, frames, caption) = describe(&view, hover);
+            let mut facts: Vec<(String, String)> =
+                facts.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            if pinned.is_some() {
+                facts.push(("Pinned".into(), "click the block again to let go".into()));
+            }
+            (facts, frames, caption.to_string())
+        });
         hovered.or_else(|| {
             analysis
                 .and_then(|a| a.picked.get())
