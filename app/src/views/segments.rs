@@ -268,46 +268,18 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
     // a few thousand blocks: scripts/profile/profile_page.py). Hover is delegated to the bar.
     let blocks = blocks_html(seg);
     let bar = NodeRef::<html::Div>::new();
-    let highlighted = StoredValue::new(None::<u32>);
-    Effect::new(move |_| {
-        let now = match state.hover.get() {
-            Some(Hover::Block { segment: s, block }) if s == segment => Some(block as u32),
-            _ => None,
-        };
-        let Some(bar) = bar.get() else { return };
-        if highlighted.get_value() == now {
-            return;
-        }
-        let children = bar.children();
-        if let Some(el) = highlighted.get_value().and_then(|i| children.item(i)) {
-            let _ = el.class_list().remove_1("hovered");
-        }
-        if let Some(el) = now.and_then(|i| children.item(i)) {
-            let _ = el.class_list().add_1("hovered");
-        }
-        highlighted.set_value(now);
+    mark_block(bar, "hovered", move || match state.hover.get() {
+        Some(Hover::Block { segment: s, block }) if s == segment => Some(block as u32),
+        _ => None,
     });
     // The pinned block of this segment, if any, is outlined.
     let starts: Vec<u64> = seg.blocks.iter().map(|b| seg.address + b.offset).collect();
-    let outlined = StoredValue::new(None::<u32>);
-    Effect::new(move |_| {
-        let now = state
+    mark_block(bar, "pinned", move || {
+        state
             .pinned
             .get()
             .and_then(|a| starts.iter().position(|&s| s == a))
-            .map(|i| i as u32);
-        let Some(bar) = bar.get() else { return };
-        if outlined.get_value() == now {
-            return;
-        }
-        let children = bar.children();
-        if let Some(el) = outlined.get_value().and_then(|i| children.item(i)) {
-            let _ = el.class_list().remove_1("pinned");
-        }
-        if let Some(el) = now.and_then(|i| children.item(i)) {
-            let _ = el.class_list().add_1("pinned");
-        }
-        outlined.set_value(now);
+            .map(|i| i as u32)
     });
     let on_click = move |e: leptos::ev::MouseEvent| {
         let addr = e
@@ -365,6 +337,31 @@ fn SegmentRow(key: RowKey) -> impl IntoView {
             </div>
         </div>
     }
+}
+
+/// Keeps `class` on the one block of `bar` that `which` names (an index among its children),
+/// moving it when `which` changes: one class list touched, not one reactive class per block.
+fn mark_block(
+    bar: NodeRef<html::Div>,
+    class: &'static str,
+    which: impl Fn() -> Option<u32> + 'static,
+) {
+    let marked = StoredValue::new(None::<u32>);
+    Effect::new(move |_| {
+        let now = which();
+        let Some(bar) = bar.get() else { return };
+        if marked.get_value() == now {
+            return;
+        }
+        let children = bar.children();
+        if let Some(el) = marked.get_value().and_then(|i| children.item(i)) {
+            let _ = el.class_list().remove_1(class);
+        }
+        if let Some(el) = now.and_then(|i| children.item(i)) {
+            let _ = el.class_list().add_1(class);
+        }
+        marked.set_value(now);
+    });
 }
 
 /// One `data-testid="block"` element per block, positioned in percent of the segment, with
