@@ -1,5 +1,5 @@
 //! The page layout: the side bar (open, device, diagnostics) and the views.
-//! Dropping a file anywhere opens it; `?url=` opens a URL at start.
+//! Dropping a file anywhere opens it; `?url=` opens a URL at start (several: a job's ranks).
 
 use leptos::prelude::*;
 
@@ -51,10 +51,16 @@ pub fn App() -> impl IntoView {
     if let Some(file) = crate::report::file() {
         // A report opens the snapshot it carries, as the example opens (the OOM if any).
         crate::dom::next_frame(move || state.open_file(file));
-    } else if let Some(url) = query_param("url") {
-        // After the first frame, when the timeline has measured its plot: the open then asks
-        // for its first screen (the worker is still starting, so this delays nothing).
-        crate::dom::next_frame(move || state.open_url(&url));
+    } else {
+        let mut urls = query_params("url");
+        if urls.len() > 1 {
+            // A job: one URL per rank.
+            crate::dom::next_frame(move || state.open_urls(urls));
+        } else if let Some(url) = urls.pop() {
+            // After the first frame, when the timeline has measured its plot: the open then
+            // asks for its first screen (the worker is still starting, so this delays nothing).
+            crate::dom::next_frame(move || state.open_url(&url));
+        }
     }
 
     view! {
@@ -152,8 +158,20 @@ fn views_and_details() -> impl IntoView {
     }
 }
 
-fn query_param(key: &str) -> Option<String> {
-    let search = window().location().search().ok()?;
-    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
-    params.get(key).filter(|v| !v.is_empty())
+/// Every non-empty value of `key` in the page's address, in order.
+fn query_params(key: &str) -> Vec<String> {
+    let Some(params) = window()
+        .location()
+        .search()
+        .ok()
+        .and_then(|s| web_sys::UrlSearchParams::new_with_str(&s).ok())
+    else {
+        return Vec::new();
+    };
+    params
+        .get_all(key)
+        .iter()
+        .filter_map(|v| v.as_string())
+        .filter(|v| !v.is_empty())
+        .collect()
 }

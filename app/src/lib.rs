@@ -11,6 +11,7 @@ pub mod rank_lru;
 pub mod rank_names;
 pub mod size_limit;
 pub mod stack_table;
+pub mod url_name;
 pub mod viewmodel;
 pub mod worker_pool;
 

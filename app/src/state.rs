@@ -9,6 +9,7 @@ use wasm_bindgen::JsValue;
 
 mod fleet;
 mod ranks;
+mod urls;
 
 pub use fleet::{Curve, FleetProgress, FleetState, OpenRanks, Rank, RankStatus};
 

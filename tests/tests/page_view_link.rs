@@ -335,3 +335,59 @@ async fn a_jobs_link_opens_the_rank_it_names() {
     );
     browser.close().await;
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_job_from_its_addresses_reopens_on_reload() {
+    let Some(dist) = dist_dir() else { return };
+    let dir = fixtures::scratch("page-view-link-urls");
+    let paths = rank_files::job_folder(&dir, 3, 3, (2, 3), &[]);
+    let mounts: Vec<(String, &std::path::Path)> = paths
+        .iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            (format!("/job/{name}"), p.as_path())
+        })
+        .collect();
+    let mounts: Vec<(&str, &std::path::Path)> =
+        mounts.iter().map(|(u, p)| (u.as_str(), *p)).collect();
+    let server = StaticServer::start(&dist, &mounts).expect("serving dist/");
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let c = &browser.client;
+    let urls = "url=job/rank0.pickle&url=job/rank1.pickle&url=job/rank2.pickle";
+    c.goto(&server.url(&format!("?{urls}&rank=1")))
+        .await
+        .unwrap();
+    page::wait_file_name(c, "rank1.pickle").await;
+    let total = wait_until("the job's three ranks", || async {
+        page::attr(c, "fleet", "data-ranks-total").await
+    })
+    .await;
+    assert_eq!(total, "3");
+    page::wait_shown(c, "rank1.pickle", &page::expected(&page::load(&paths[1]))).await;
+    // The addresses stay beside the rank shown, so a reload opens the job at rank 1 again.
+    let url = wait_address(c, "rank=1", "").await;
+    assert_eq!(url.matches("url=job").count(), 3, "{url}");
+    c.refresh().await.unwrap();
+    page::wait_file_name(c, "rank1.pickle").await;
+
+    // An address the server lacks is named; the job's other files open.
+    c.goto(&server.url(&format!("?{urls}&url=job/rank7.pickle")))
+        .await
+        .unwrap();
+    let error = wait_until("the fetch error", || async {
+        page::text(c, "load-error").await
+    })
+    .await;
+    assert!(
+        error.contains("could not fetch 1 of 4 files: job/rank7.pickle (HTTP 404)"),
+        "{error}"
+    );
+    let total = wait_until("the three ranks fetched", || async {
+        page::attr(c, "fleet", "data-ranks-total").await
+    })
+    .await;
+    assert_eq!(total, "3");
+    browser.close().await;
+}

@@ -5,6 +5,7 @@
 use web_sys::UrlSearchParams;
 
 use crate::protocol::analysis::EntryRange;
+use crate::url_name::file_name;
 
 /// What is on screen, as the address keeps it; every field optional.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -72,6 +73,11 @@ fn panel(p: &UrlSearchParams, bad: &mut Vec<String>) -> Option<String> {
     }
 }
 
+/// Whether the page's address names files to open (`url`).
+pub fn has_url() -> bool {
+    params().is_some_and(|p| p.has("url"))
+}
+
 /// What the page's address asks for; `None` when it asks for no view.
 pub fn wanted() -> Option<Wanted> {
     let p = params()?;
@@ -100,21 +106,18 @@ pub fn wanted() -> Option<Wanted> {
 }
 
 /// Writes `view` of the file named `name` into the address, keeping its other parameters;
-/// `url` is dropped when it names another file (one opened from disk since), so the link
-/// never pairs one file's view with another file.
+/// the `url`s are dropped when none names the file shown (one opened from disk since), so the
+/// link never pairs one file's view with another file. A job's URLs stay while one of its
+/// ranks is shown.
 pub fn write(name: &str, view: &View) {
     let Some(p) = params() else { return };
-    if let Some(url) = p.get("url") {
-        let file = url
-            .split(['?', '#'])
-            .next()
-            .unwrap_or("")
-            .rsplit('/')
-            .next()
-            .unwrap_or("");
-        if file != name {
-            p.delete("url");
-        }
+    let urls: Vec<String> = p
+        .get_all("url")
+        .iter()
+        .filter_map(|v| v.as_string())
+        .collect();
+    if !urls.is_empty() && !urls.iter().any(|u| file_name(u) == name) {
+        p.delete("url");
     }
     let set = |key: &str, v: Option<String>| match v {
         Some(v) => p.set(key, &v),

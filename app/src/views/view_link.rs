@@ -120,9 +120,11 @@ pub fn ViewLink() -> impl IntoView {
     let rank_file = StoredValue::new(None::<String>);
     // The address is written only once the wanted view is restored (or none was asked for).
     let restoring = RwSignal::new(pending.with_value(Option::is_some));
+    // A job's link without its files' addresses: they were opened from disk.
     let note = RwSignal::new(pending.with_value(|p| {
         p.as_ref()
             .and_then(|w| w.view.rank)
+            .filter(|_| !view_address::has_url())
             .map(|r| format!("This link shows rank {r} of a job: open its files to see it."))
     }));
     let copied = RwSignal::new(false);

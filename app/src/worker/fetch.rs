@@ -31,7 +31,7 @@ pub async fn read_all(id: RequestId, url: &str) -> Result<Vec<u8>, String> {
         .ok()
         .flatten()
         .and_then(|s| s.parse::<u64>().ok());
-    let name = file_name(url);
+    let name = crate::url_name::file_name(url);
     // Content-Length may be absent or count compressed bytes, so the running total is checked too.
     if let Some(total) = total {
         size_limit::check(&name, total)?;
@@ -61,13 +61,4 @@ pub async fn read_all(id: RequestId, url: &str) -> Result<Vec<u8>, String> {
         progress(id, Stage::Reading, out.len() as u64, total);
     }
     Ok(out)
-}
-
-/// The last path segment, for the title ("example.pickle" for ".../example.pickle?x=1").
-pub fn file_name(url: &str) -> String {
-    let path = url.split(['?', '#']).next().unwrap_or(url);
-    match path.rsplit('/').next() {
-        Some(last) if !last.is_empty() => last.to_string(),
-        _ => url.to_string(),
-    }
 }

@@ -129,7 +129,7 @@ fn handle(data: JsValue) -> serial::Pending {
                 match fetch::read_all(id, &url).await {
                     Ok(bytes) => open(
                         id,
-                        &fetch::file_name(&url),
+                        &crate::url_name::file_name(&url),
                         bytes,
                         perf::now() - started,
                         first_screen,
