@@ -24,6 +24,8 @@ pub mod dom;
 #[cfg(target_arch = "wasm32")]
 pub mod dropped_files;
 #[cfg(target_arch = "wasm32")]
+pub mod js_error;
+#[cfg(target_arch = "wasm32")]
 pub mod perf;
 #[cfg(target_arch = "wasm32")]
 pub mod rehearsal;

@@ -5,8 +5,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::ReadableStreamDefaultReader;
 
-use super::js_error::js_error;
 use super::post::{progress, scope};
+use crate::js_error::js_error;
 use crate::protocol::{RequestId, Stage};
 use crate::size_limit;
 

@@ -22,8 +22,8 @@ use web_sys::{
     ReadableStreamReaderMode,
 };
 
-use super::js_error::js_error;
 use super::post::progress;
+use crate::js_error::js_error;
 use crate::protocol::{RequestId, Stage};
 use crate::size_limit;
 

@@ -3,7 +3,6 @@
 
 mod fetch;
 mod file;
-mod js_error;
 mod open_snapshot;
 mod out_of_memory;
 mod paced;
