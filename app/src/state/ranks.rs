@@ -80,6 +80,7 @@ impl AppState {
             i.lru = Some(RankLru::new(DETAIL_SLOTS));
             i.held = vec![None; DETAIL_SLOTS];
             i.started_ms = crate::perf::now();
+            i.unfetched = None;
         });
     }
 
@@ -228,7 +229,8 @@ impl AppState {
     fn activate(&self, slot: usize, summary: FileSummary) {
         self.generation.update_value(|g| *g += 1);
         self.active.set(slot);
-        self.load_error.set(None);
+        let unfetched = self.fleet.inner.with_value(|i| i.unfetched.clone());
+        self.load_error.set(unfetched);
         let current = self.device.get_untracked();
         let oom = summary.devices.iter().find(|d| d.first_oom.is_some());
         let device = oom

@@ -3,29 +3,21 @@
 //! so a link to a job on a web server opens the job, and its `rank=` the rank it names. A URL
 //! that cannot be fetched is named in the load error; the others open.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::AppState;
+use crate::js_error::js_error;
 
 /// One URL's outcome: `None` until its fetch ends.
 type Fetched = Option<Result<web_sys::File, String>>;
 
 /// Fetches in flight at once: enough to hide a server's latency, few enough for its limits.
 const FETCHES: usize = 4;
-
-fn js_error(e: JsValue) -> String {
-    e.as_string()
-        .or_else(|| {
-            e.dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-        })
-        .unwrap_or_else(|| format!("{e:?}"))
-}
 
 async fn fetch_file(url: &str) -> Result<web_sys::File, String> {
     let window = web_sys::window().ok_or("no window")?;
@@ -57,27 +49,21 @@ impl AppState {
         self.start_open(format!("{n} files from their addresses"), None);
         let me = *self;
         let urls = Rc::new(urls);
-        let next = Rc::new(RefCell::new(0usize));
+        let next = Rc::new(Cell::new(0usize));
         let results: Rc<RefCell<Vec<Fetched>>> = Rc::new(RefCell::new(vec![None; n]));
-        let done = Rc::new(RefCell::new(0usize));
+        let done = Rc::new(Cell::new(0usize));
         for _ in 0..FETCHES.min(n) {
             let (urls, next, results, done) =
                 (urls.clone(), next.clone(), results.clone(), done.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 loop {
-                    let i = {
-                        let mut k = next.borrow_mut();
-                        *k += 1;
-                        *k - 1
-                    };
+                    let i = next.get();
+                    next.set(i + 1);
                     let Some(url) = urls.get(i) else { break };
                     let r = fetch_file(url).await;
                     results.borrow_mut()[i] = Some(r);
-                    let finished = {
-                        let mut d = done.borrow_mut();
-                        *d += 1;
-                        *d
-                    };
+                    let finished = done.get() + 1;
+                    done.set(finished);
                     me.opening.update(|o| {
                         if let Some(o) = o {
                             o.name = format!("{finished} of {n} files fetched");
@@ -106,12 +92,16 @@ impl AppState {
         self.opening.set(None);
         self.open_files(files);
         if !failed.is_empty() {
-            self.load_error.set(Some(format!(
+            let message = format!(
                 "could not fetch {} of {} files: {}",
                 failed.len(),
                 urls.len(),
                 failed.join("; ")
-            )));
+            );
+            self.fleet
+                .inner
+                .update_value(|i| i.unfetched = Some(message.clone()));
+            self.load_error.set(Some(message));
         }
     }
 }
