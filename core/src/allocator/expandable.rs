@@ -60,7 +60,6 @@ impl<B: Backing> Allocator<B> {
             size: va_size,
             page,
             stream,
-            mapped: vec![false; (va_size / page) as usize],
         }));
         let mut b = Block::new(base, va_size, stream, pool);
         b.mapped = false;
@@ -78,20 +77,9 @@ impl<B: Backing> Allocator<B> {
         };
         let from = addr - es.base;
         let to = (from + size).div_ceil(es.page) * es.page;
-        let range = es.pages(from, to);
-        let (base, page) = (es.base, es.page);
-        if to == from {
+        if to == from || !self.backing.map(es.base + from, to - from) {
             return 0;
         }
-        if !self.backing.map(base + from, to - from) {
-            return 0;
-        }
-        if let Some(es) = self.expandable[seg].as_mut() {
-            for p in range {
-                es.mapped[p] = true;
-            }
-        }
-        let _ = page;
         to - from
     }
 
@@ -181,13 +169,7 @@ impl<B: Backing> Allocator<B> {
             return None;
         }
         let base = es.base;
-        let range = es.pages(from, to);
         self.backing.unmap(base + from, to - from);
-        if let Some(es) = self.expandable[seg].as_mut() {
-            for p in range {
-                es.mapped[p] = false;
-            }
-        }
         let (uaddr, usize_) = (base + from, to - from);
         self.pool_erase(id);
         let before = uaddr - addr;

@@ -1,24 +1,15 @@
-//! One expandable segment: a reserved virtual range and which of its pages are mapped (the
-//! allocator's use of them is `expandable`).
+//! One expandable segment: a reserved virtual range of pages (the allocator's use of them is
+//! `expandable`). Which pages are mapped is kept on the blocks (`Block::mapped`), not per page
+//! here: a replay on an unbounded device reserves ranges of 2^50 bytes, and a flag per page
+//! of one was a 576 MB vector, which the page's worker took 0.7 s to grow its memory for.
 
 use super::backing::StreamId;
 
-/// A reserved virtual range and which of its pages are mapped.
+/// A reserved virtual range and the size of its pages.
 #[derive(Debug, Clone)]
 pub struct ExpandableSegment {
     pub base: u64,
     pub size: u64,
     pub page: u64,
     pub stream: StreamId,
-    pub mapped: Vec<bool>,
-}
-
-impl ExpandableSegment {
-    pub(super) fn pages(&self, from: u64, to: u64) -> std::ops::Range<usize> {
-        (from / self.page) as usize..(to / self.page) as usize
-    }
-
-    pub fn mapped_bytes(&self) -> u64 {
-        self.mapped.iter().filter(|m| **m).count() as u64 * self.page
-    }
 }

@@ -188,12 +188,11 @@ impl<B: Backing> Allocator<B> {
             let total = self.backing.mem_info().1;
             let size = (last_end - base + total + total / 8).div_ceil(page) * page;
             let idx = self.expandable.len();
-            let mut es = ExpandableSegment {
+            let es = ExpandableSegment {
                 base,
                 size,
                 page,
                 stream,
-                mapped: vec![false; (size / page) as usize],
             };
             let mut prev: Option<BlockId> = None;
             let mut at = base;
@@ -211,9 +210,6 @@ impl<B: Backing> Allocator<B> {
                 }
                 if seg.address > at {
                     prev = Some(self.seed_unmapped(at, seg.address - at, stream, pool, idx, prev));
-                }
-                for p in (seg.address - base) / page..(seg.address + seg.total_size - base) / page {
-                    es.mapped[p as usize] = true;
                 }
                 let (_, last) = self.seed_blocks(seg, pool, Some(idx), prev)?;
                 prev = last;
