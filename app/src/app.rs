@@ -52,7 +52,7 @@ pub fn App() -> impl IntoView {
         // A report opens the snapshot it carries, as the example opens (the OOM if any).
         crate::dom::next_frame(move || state.open_file(file));
     } else {
-        let mut urls = query_params("url");
+        let mut urls = crate::views::address_urls();
         if urls.len() > 1 {
             // A job: one URL per rank.
             crate::dom::next_frame(move || state.open_urls(urls));
@@ -156,22 +156,4 @@ fn views_and_details() -> impl IntoView {
             <StackPanel/>
         </aside>
     }
-}
-
-/// Every non-empty value of `key` in the page's address, in order.
-fn query_params(key: &str) -> Vec<String> {
-    let Some(params) = window()
-        .location()
-        .search()
-        .ok()
-        .and_then(|s| web_sys::UrlSearchParams::new_with_str(&s).ok())
-    else {
-        return Vec::new();
-    };
-    params
-        .get_all(key)
-        .iter()
-        .filter_map(|v| v.as_string())
-        .filter(|v| !v.is_empty())
-        .collect()
 }

@@ -49,6 +49,10 @@ pub struct AppState {
     pub opening: RwSignal<Option<Opening>>,
     /// The last open's failure; cleared by the next successful open.
     pub load_error: RwSignal<Option<String>>,
+    /// A failure about the files being opened that their success must not clear: the URLs of
+    /// a job that could not be fetched (`urls`). Shown again when the file or a rank opens;
+    /// forgotten when another open starts.
+    kept_error: StoredValue<Option<String>>,
     pub file: RwSignal<Option<FileSummary>>,
     pub device: RwSignal<Option<i64>>,
     pub segments: RwSignal<Option<Arc<SegmentsView>>>,
@@ -93,6 +97,7 @@ impl AppState {
             fleet: FleetState::new(),
             opening: RwSignal::new(None),
             load_error: RwSignal::new(None),
+            kept_error: StoredValue::new(None),
             file: RwSignal::new(None),
             device: RwSignal::new(None),
             segments: RwSignal::new(None),
@@ -229,6 +234,7 @@ impl AppState {
     pub fn open_file(&self, file: web_sys::File) {
         self.leave_ranks();
         let (name, size) = (file.name(), file.size() as u64);
+        self.forget_kept_error();
         self.start_open(name.clone(), Some(size));
         let me = *self;
         let first_screen = self.timeline_plot.get_value();
@@ -253,6 +259,7 @@ impl AppState {
             .map(|u| u.href())
             .unwrap_or_else(|| url.to_string());
         self.leave_ranks();
+        self.forget_kept_error();
         self.start_open(url.to_string(), None);
         let me = *self;
         let request = Request::OpenUrl {
@@ -272,6 +279,23 @@ impl AppState {
         }));
     }
 
+    /// Keeps `message` in the page's error while the files now opening are shown.
+    pub(super) fn keep_error(&self, message: String) {
+        self.kept_error.set_value(Some(message.clone()));
+        self.load_error.set(Some(message));
+    }
+
+    /// Another open starts (not a rank of the same job being shown): its files are not those
+    /// the kept error is about.
+    pub(super) fn forget_kept_error(&self) {
+        self.kept_error.set_value(None);
+    }
+
+    /// The kept error (`keep_error`), for a rank being shown.
+    pub(super) fn kept_error(&self) -> Option<String> {
+        self.kept_error.get_value()
+    }
+
     pub(crate) fn finish_open(&self, response: Response) {
         self.opening.set(None);
         match response {
@@ -279,16 +303,22 @@ impl AppState {
                 summary,
                 first_screen,
             } => {
-                self.load_error.set(None);
+                self.load_error.set(self.kept_error.get_value());
                 let device = summary.opening_device();
                 self.file.set(Some(summary));
                 self.show_device(device, first_screen.map(|s| *s));
             }
-            Response::Failed { message } => self.load_error.set(Some(message)),
-            other => self
-                .load_error
-                .set(Some(format!("unexpected answer to an open: {other:?}"))),
+            Response::Failed { message } => self.open_failed(message),
+            other => self.open_failed(format!("unexpected answer to an open: {other:?}")),
         }
+    }
+
+    /// The open's failure, and the kept error after it.
+    fn open_failed(&self, message: String) {
+        self.load_error.set(Some(match self.kept_error.get_value() {
+            Some(kept) => format!("{message}; {kept}"),
+            None => message,
+        }));
     }
 
     /// Shows `device` (None: nothing) and fetches its views.

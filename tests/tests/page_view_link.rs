@@ -389,5 +389,17 @@ async fn a_job_from_its_addresses_reopens_on_reload() {
     })
     .await;
     assert_eq!(total, "3");
+
+    // With one file left it opens alone, and its open does not clear the error naming the rest.
+    c.goto(&server.url("?url=job/rank0.pickle&url=job/rank8.pickle"))
+        .await
+        .unwrap();
+    page::wait_file_name(c, "rank0.pickle").await;
+    page::wait_shown(c, "rank0.pickle", &page::expected(&page::load(&paths[0]))).await;
+    let error = page::text(c, "load-error").await.unwrap_or_default();
+    assert!(
+        error.contains("could not fetch 1 of 2 files: job/rank8.pickle (HTTP 404)"),
+        "the error once rank0.pickle is shown: {error:?}"
+    );
     browser.close().await;
 }

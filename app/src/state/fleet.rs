@@ -143,9 +143,6 @@ pub(super) struct Inner {
     pub(super) redraw: Option<(Timeout, u32)>,
     /// Ranks open at the last redraw.
     pub(super) drawn: usize,
-    /// The job's files that could not be fetched (`urls`): shown again whenever a rank is, as
-    /// showing a rank clears the page's error.
-    pub(super) unfetched: Option<String>,
 }
 
 impl FleetState {

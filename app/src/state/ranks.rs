@@ -25,6 +25,7 @@ impl AppState {
         self.generation.update_value(|g| *g += 1);
         self.opening.set(None);
         self.load_error.set(None);
+        self.forget_kept_error();
         self.file.set(None);
         self.select_device(None);
 
@@ -80,7 +81,6 @@ impl AppState {
             i.lru = Some(RankLru::new(DETAIL_SLOTS));
             i.held = vec![None; DETAIL_SLOTS];
             i.started_ms = crate::perf::now();
-            i.unfetched = None;
         });
     }
 
@@ -215,10 +215,10 @@ impl AppState {
                 });
                 if wanted {
                     self.opening.set(None);
-                    self.load_error.set(Some(match other {
+                    self.open_failed(match other {
                         Response::Failed { message } => message,
                         other => format!("unexpected answer to an open: {other:?}"),
-                    }));
+                    });
                 }
             }
         }
@@ -229,8 +229,7 @@ impl AppState {
     fn activate(&self, slot: usize, summary: FileSummary) {
         self.generation.update_value(|g| *g += 1);
         self.active.set(slot);
-        let unfetched = self.fleet.inner.with_value(|i| i.unfetched.clone());
-        self.load_error.set(unfetched);
+        self.load_error.set(self.kept_error());
         let current = self.device.get_untracked();
         let oom = summary.devices.iter().find(|d| d.first_oom.is_some());
         let device = oom

@@ -46,6 +46,7 @@ impl AppState {
     pub fn open_urls(&self, urls: Vec<String>) {
         let n = urls.len();
         self.leave_ranks();
+        self.forget_kept_error();
         self.start_open(format!("{n} files from their addresses"), None);
         let me = *self;
         let urls = Rc::new(urls);
@@ -98,10 +99,8 @@ impl AppState {
                 urls.len(),
                 failed.join("; ")
             );
-            self.fleet
-                .inner
-                .update_value(|i| i.unfetched = Some(message.clone()));
-            self.load_error.set(Some(message));
+            // After the open starts (which forgets any kept error) and before it ends.
+            self.keep_error(message);
         }
     }
 }

@@ -37,6 +37,7 @@ pub use pools::PoolDiagnostics;
 pub use rank_compare::RankCompare;
 pub use segments::SegmentView;
 pub use stack::StackPanel;
+pub use view_address::urls as address_urls;
 pub use view_link::ViewLink;
 // The analysis views.
 pub use anomalies::Anomalies;

@@ -73,9 +73,21 @@ fn panel(p: &UrlSearchParams, bad: &mut Vec<String>) -> Option<String> {
     }
 }
 
+/// The files the page's address names to open (its non-empty `url`s, in order).
+pub fn urls() -> Vec<String> {
+    let Some(p) = params() else {
+        return Vec::new();
+    };
+    p.get_all("url")
+        .iter()
+        .filter_map(|v| v.as_string())
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
 /// Whether the page's address names files to open (`url`).
 pub fn has_url() -> bool {
-    params().is_some_and(|p| p.has("url"))
+    !urls().is_empty()
 }
 
 /// What the page's address asks for; `None` when it asks for no view.
