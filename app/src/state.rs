@@ -232,10 +232,8 @@ impl AppState {
     }
 
     pub fn open_file(&self, file: web_sys::File) {
-        self.leave_ranks();
         let (name, size) = (file.name(), file.size() as u64);
-        self.forget_kept_error();
-        self.start_open(name.clone(), Some(size));
+        self.begin_open(name.clone(), Some(size));
         let me = *self;
         let first_screen = self.timeline_plot.get_value();
         self.request(
@@ -258,15 +256,21 @@ impl AppState {
             .and_then(|base| web_sys::Url::new_with_base(url, &base).ok())
             .map(|u| u.href())
             .unwrap_or_else(|| url.to_string());
-        self.leave_ranks();
-        self.forget_kept_error();
-        self.start_open(url.to_string(), None);
+        self.begin_open(url.to_string(), None);
         let me = *self;
         let request = Request::OpenUrl {
             url: absolute,
             first_screen: self.timeline_plot.get_value(),
         };
         self.request(request, None, move |r| me.finish_open(r));
+    }
+
+    /// A new open of the user's (a file, an address, a job's addresses): any job open is
+    /// left, and the kept error, about other files, forgotten.
+    pub(super) fn begin_open(&self, name: String, size: Option<u64>) {
+        self.leave_ranks();
+        self.forget_kept_error();
+        self.start_open(name, size);
     }
 
     fn start_open(&self, name: String, size: Option<u64>) {
@@ -289,11 +293,6 @@ impl AppState {
     /// the kept error is about.
     pub(super) fn forget_kept_error(&self) {
         self.kept_error.set_value(None);
-    }
-
-    /// The kept error (`keep_error`), for a rank being shown.
-    pub(super) fn kept_error(&self) -> Option<String> {
-        self.kept_error.get_value()
     }
 
     pub(crate) fn finish_open(&self, response: Response) {

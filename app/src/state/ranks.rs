@@ -229,7 +229,7 @@ impl AppState {
     fn activate(&self, slot: usize, summary: FileSummary) {
         self.generation.update_value(|g| *g += 1);
         self.active.set(slot);
-        self.load_error.set(self.kept_error());
+        self.load_error.set(self.kept_error.get_value());
         let current = self.device.get_untracked();
         let oom = summary.devices.iter().find(|d| d.first_oom.is_some());
         let device = oom

@@ -45,9 +45,7 @@ impl AppState {
     /// Opens `urls` (two or more) as a job's ranks.
     pub fn open_urls(&self, urls: Vec<String>) {
         let n = urls.len();
-        self.leave_ranks();
-        self.forget_kept_error();
-        self.start_open(format!("{n} files from their addresses"), None);
+        self.begin_open(format!("{n} files from their addresses"), None);
         let me = *self;
         let urls = Rc::new(urls);
         let next = Rc::new(Cell::new(0usize));
