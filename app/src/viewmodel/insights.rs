@@ -13,7 +13,7 @@ use memsnap_core::allocator::Rules;
 use memsnap_core::analysis::anomalies::Anomalies;
 use memsnap_core::analysis::diagnosis::diagnose_unplanned_paced;
 use memsnap_core::analysis::pace::{self, Pace};
-use memsnap_core::analysis::policy::{device_config_quick, settings_config};
+use memsnap_core::analysis::policy::{device_config_quick_paced, settings_config};
 use memsnap_core::analysis::timeline::Timeline;
 use memsnap_core::analysis::verdicts::Fix;
 use memsnap_core::snapshot::Snapshot;
@@ -66,7 +66,9 @@ pub async fn insights_view_paced(
         verdicts.no_saving.clear();
         verdicts.try_line = None;
     }
-    let (config, choice, settings_error) = match device_config_quick(snap, device) {
+    pace.check().await;
+    let (config, choice, settings_error) = match device_config_quick_paced(snap, device, pace).await
+    {
         Ok(d) => (d.config, Some(d.choice), None),
         Err(e) => (Default::default(), None, Some(e.to_string())),
     };

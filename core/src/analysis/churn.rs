@@ -163,7 +163,10 @@ pub async fn churn_paced(
         }
     }
     let mut sizes: Vec<SizeStat> = by_size.into_values().collect();
+    pace.check().await;
+    // One piece: a trace of random sizes has half a million distinct ones (~10 ms).
     sizes.sort_by(|x, y| y.allocs.cmp(&x.allocs).then(x.size.cmp(&y.size)));
+    pace.check().await;
 
     let mut classes: HashMap<u32, SizeClass> = HashMap::new();
     for s in &sizes {
@@ -182,6 +185,7 @@ pub async fn churn_paced(
     }
     let mut classes: Vec<SizeClass> = classes.into_values().collect();
     classes.sort_by_key(|c| c.log2);
+    pace.check().await;
 
     // Peak live bytes by a difference array over the trace.
     let n = allocs.trace_len;

@@ -103,10 +103,15 @@ impl Builder {
 
     /// The tree under `root`. A child is made after its parent, so going down the ids every
     /// node's children are done before it.
-    fn finish(&self, root: usize) -> Node {
+    /// The tree under `root`, giving way through `pace` (11 ms in one piece for the 1M-entry
+    /// file's 100 MB of stacks, natively).
+    async fn finish(&self, root: usize, pace: &mut Pace<'_>) -> Node {
         let mut done: Vec<Option<Node>> = Vec::new();
         done.resize_with(self.names.len(), || None);
         for n in (root..self.names.len()).rev() {
+            if n % CHUNK == 0 {
+                pace.check().await;
+            }
             let mut children: Vec<Node> = self.children[n]
                 .iter()
                 .filter_map(|&c| done[c].take())
@@ -239,9 +244,8 @@ pub async fn flamegraph_by_paced(
             }
         }
     }
-    // The tree's assembly runs in one piece (2–3 ms at a million entries in the browser).
     pace.check().await;
-    b.finish(root)
+    b.finish(root, pace).await
 }
 
 /// Folded-stack lines (`frame;frame;... value`) for flamegraph.pl and speedscope.

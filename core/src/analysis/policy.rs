@@ -4,7 +4,8 @@
 mod check;
 mod choice;
 
-pub use check::{check_policy, check_sizes, PolicyCheck};
+pub use check::{check_policy, check_policy_paced, check_sizes, PolicyCheck};
 pub use choice::{
-    device_config, device_config_quick, settings_config, DeviceConfig, RulesChoice, RulesSource,
+    device_config, device_config_paced, device_config_quick, device_config_quick_paced,
+    settings_config, DeviceConfig, RulesChoice, RulesSource,
 };

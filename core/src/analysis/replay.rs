@@ -21,13 +21,13 @@ use crate::snapshot::{Action, BlockState, Segment, Snapshot, TraceEntry};
 
 pub use super::policy::{check_policy, DeviceConfig, PolicyCheck, RulesChoice, RulesSource};
 pub use backing::{ReplayBacking, SegKind, SegOp, WindowScore};
-pub use requests::{empty_cache_by_runs, requests_of, Request, Traced};
+pub use requests::{empty_cache_by_runs, requests_of, requests_of_paced, Request, Traced};
 
 use requests::completes_at;
 pub use requests::pool_of;
 
 use super::pace::{self, Pace, CHUNK};
-use super::state_at::{start_state, start_state_paced};
+use super::state_at::start_state_paced;
 
 use crate::allocator::seed::PENDING_STREAM;
 
@@ -90,6 +90,19 @@ pub struct ReplayReport {
     pub settings: String,
     /// Trace indices where the run called empty_cache (releases not caused by a request).
     pub empty_cache_at: Vec<usize>,
+}
+
+impl ReplayReport {
+    /// Keeps the first mismatch; `what` is written only for it (on a trace the model does not
+    /// follow, formatting every one cost more than the replay).
+    fn mismatch(&mut self, entry: usize, what: impl FnOnce() -> String) {
+        if self.first_mismatch.is_none() {
+            self.first_mismatch = Some(Mismatch {
+                entry,
+                what: what(),
+            });
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,7 +192,19 @@ impl Driver {
 
 /// Fidelity replay of `device`'s trace.
 pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayError> {
-    replay_with(snapshot, device, device_config(snapshot, device)?)
+    pace::finish(replay_paced(snapshot, device, &mut Pace::never()))
+}
+
+/// [`replay`], giving way through `pace` (a 1M-entry trace replays in ~0.3 s).
+pub async fn replay_paced(
+    snapshot: &Snapshot,
+    device: i64,
+    pace: &mut Pace<'_>,
+) -> Result<ReplayReport, ReplayError> {
+    let dc = super::policy::device_config_paced(snapshot, device, pace)
+        .await
+        .map_err(settings_error)?;
+    replay_with_paced(snapshot, device, dc, pace).await
 }
 
 /// [`replay`] under a configuration the caller already chose for the device
@@ -189,13 +214,23 @@ pub fn replay_with(
     device: i64,
     dc: DeviceConfig,
 ) -> Result<ReplayReport, ReplayError> {
+    pace::finish(replay_with_paced(snapshot, device, dc, &mut Pace::never()))
+}
+
+/// [`replay_with`], giving way through `pace`.
+pub async fn replay_with_paced(
+    snapshot: &Snapshot,
+    device: i64,
+    dc: DeviceConfig,
+    pace: &mut Pace<'_>,
+) -> Result<ReplayReport, ReplayError> {
     let DeviceConfig {
         config,
         choice: rules,
         ..
     } = dc;
     let entries = snapshot.trace(device.max(0) as usize);
-    let (start, inconsistencies) = start_state(snapshot, device, &config);
+    let (start, inconsistencies) = start_state_paced(snapshot, device, &config, pace).await;
     let mut report = ReplayReport {
         device,
         entries: entries.len(),
@@ -226,14 +261,11 @@ pub fn replay_with(
     a.trace_mut().set_enabled(false);
     a.seed_segments_with_hints(&start, &va_hints(&start, entries))
         .map_err(|e| ReplayError(format!("start state: {e}")))?;
+    pace.check().await;
     let mut d = Driver::default();
-    let mut mismatch = |report: &mut ReplayReport, entry: usize, what: String| {
-        if report.first_mismatch.is_none() {
-            report.first_mismatch = Some(Mismatch { entry, what });
-        }
-    };
     let mut i = 0;
     while i < entries.len() {
+        pace.tick().await;
         let e = &entries[i];
         match e.action() {
             Action::SegmentAlloc
@@ -279,15 +311,15 @@ pub fn replay_with(
                             .open_window(ops.drain(..first_grow).collect(), false);
                         a.empty_cache();
                         report.empty_cache_at.push(i);
-                        settle(&mut a, &mut report, i, &mut mismatch);
+                        settle(&mut a, &mut report, i);
                     }
                 }
                 if next_alloc || next_oom {
                     a.backing_mut().open_window(ops, next_oom);
-                    continue_request(&mut a, &mut d, &entries[j], &mut report, j, &mut mismatch);
+                    continue_request(&mut a, &mut d, &entries[j], &mut report, j);
                 } else if !ops.is_empty() {
                     a.backing_mut().open_window(ops, false);
-                    settle(&mut a, &mut report, i, &mut mismatch);
+                    settle(&mut a, &mut report, i);
                 }
                 for k in synced {
                     d.free_completed(&mut a, entries[k].addr().unwrap_or(0));
@@ -298,13 +330,13 @@ pub fn replay_with(
             Action::Alloc | Action::Oom => {
                 a.backing_mut()
                     .open_window(Vec::new(), e.action() == Action::Oom);
-                continue_request(&mut a, &mut d, e, &mut report, i, &mut mismatch);
+                continue_request(&mut a, &mut d, e, &mut report, i);
             }
             Action::FreeRequested => {
                 let real = e.addr().unwrap_or(0);
                 let deferred = !completes_at(entries, i + 1, real);
                 if let Err(m) = d.free_requested(&mut a, real, deferred) {
-                    mismatch(&mut report, i, m);
+                    report.mismatch(i, || m);
                 }
             }
             Action::FreeCompleted => d.free_completed(&mut a, e.addr().unwrap_or(0)),
@@ -331,7 +363,6 @@ fn continue_request(
     e: &TraceEntry,
     report: &mut ReplayReport,
     i: usize,
-    mismatch: &mut impl FnMut(&mut ReplayReport, usize, String),
 ) {
     let size = e.size().unwrap_or(0);
     let stream = e.stream().unwrap_or(0);
@@ -345,64 +376,49 @@ fn continue_request(
             if p == real {
                 report.decisions_matched += 1;
             } else {
-                mismatch(
-                    report,
-                    i,
-                    format!("alloc of {size} bytes: model chose 0x{p:x}, the run got 0x{real:x}"),
-                );
+                report.mismatch(i, || {
+                    format!("alloc of {size} bytes: model chose 0x{p:x}, the run got 0x{real:x}")
+                });
             }
             d.note_alloc(real, p);
         }
-        (false, Err(_)) => mismatch(
-            report,
-            i,
-            format!("alloc of {size} bytes: model ran out of memory, the run did not"),
-        ),
+        (false, Err(_)) => report.mismatch(i, || {
+            format!("alloc of {size} bytes: model ran out of memory, the run did not")
+        }),
         (true, Err(_)) => report.decisions_matched += 1,
         (true, Ok(p)) => {
-            mismatch(
-                report,
-                i,
-                format!("oom for {size} bytes: the model found memory at 0x{p:x}"),
-            );
+            report.mismatch(i, || {
+                format!("oom for {size} bytes: the model found memory at 0x{p:x}")
+            });
             let _ = a.free(p);
         }
     }
-    settle(a, report, i, mismatch);
+    settle(a, report, i);
 }
 
 /// Scores the window's segment actions: each real one the model made too is a matched decision.
-fn settle(
-    a: &mut Allocator<ReplayBacking>,
-    report: &mut ReplayReport,
-    i: usize,
-    mismatch: &mut impl FnMut(&mut ReplayReport, usize, String),
-) {
+fn settle(a: &mut Allocator<ReplayBacking>, report: &mut ReplayReport, i: usize) {
     let w = a.backing_mut().close_window();
     report.decisions += (w.matched + w.missed + w.extra) as u64;
     report.decisions_matched += w.matched as u64;
     if let Some(m) = w.first_missed {
-        mismatch(
-            report,
-            m.entry.unwrap_or(i),
+        report.mismatch(m.entry.unwrap_or(i), || {
             format!(
                 "the run did {} 0x{:x} ({} bytes); the model did not",
                 m.kind.as_str(),
                 m.addr,
                 m.size
-            ),
-        );
+            )
+        });
     }
     if let Some(x) = w.first_extra {
-        mismatch(
-            report,
-            i,
+        report.mismatch(i, || {
             format!(
                 "the model did {} of {} bytes; the run did not",
                 x.kind.as_str(),
                 x.size
-            ),
-        );
+            )
+        });
     }
 }
 
@@ -566,7 +582,8 @@ pub(crate) struct RequestRun {
 /// Runs `reqs` (of `device`'s trace) through a model under `config` on a simulated device of
 /// `capacity` bytes (None = unlimited), from a clean or reconstructed start. `allowed` is a
 /// memory-fraction cap in bytes (`set_per_process_memory_fraction`; garbage collection works
-/// only under one).
+/// only under one). The model records its trace and carries the file's stacks, for
+/// [`what_if_snapshot`]'s snapshot.
 pub(crate) fn run_requests(
     snapshot: &Snapshot,
     device: i64,
@@ -585,11 +602,15 @@ pub(crate) fn run_requests(
         allowed,
         reqs,
         None,
+        true,
         &mut Pace::never(),
     ))
 }
 
-/// [`run_requests`], giving way through `pace` between chunks of requests.
+/// [`run_requests`], giving way through `pace` between chunks of requests; `recorded`: the
+/// model keeps its trace and the file's stacks, which only a snapshot of it needs (a verdict's
+/// replay does not: at a million entries its trace's growth alone held the replay 8–9 ms at a
+/// time, twice a replay).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_requests_paced(
     snapshot: &Snapshot,
@@ -600,8 +621,10 @@ pub(crate) async fn run_requests_paced(
     allowed: Option<u64>,
     reqs: &[Traced],
     seed: Option<&[Segment]>,
+    recorded: bool,
     pace: &mut Pace<'_>,
 ) -> Result<RequestRun, ReplayError> {
+    pace.check().await;
     let entries = snapshot.trace(device.max(0) as usize);
     let mut sim = SimBacking::new(capacity.unwrap_or(1u64 << 50));
     sim.hold_stream(PENDING_STREAM);
@@ -609,7 +632,11 @@ pub(crate) async fn run_requests_paced(
     if let Some(bytes) = allowed {
         a.set_capacity(bytes);
     }
-    a.set_stacks(snapshot.stacks.clone());
+    if recorded {
+        a.set_stacks(snapshot.stacks.clone());
+    } else {
+        a.trace_mut().set_enabled(false);
+    }
     let mut live_seeded = std::collections::HashSet::new();
     let mut d = Driver::default();
     let (mut n_requests, mut failed) = (0u64, 0u64);
@@ -668,6 +695,7 @@ pub(crate) async fn run_requests_paced(
         a.seed_segments_with_hints(st, &va_hints(st, entries))
             .map_err(|e| ReplayError(format!("start state: {e}")))?;
     }
+    pace.check().await;
     let mut failed_addrs = std::collections::HashSet::new();
     let mut landed = Vec::new();
     let mut peak = a.stats().peak_reserved;
@@ -731,7 +759,20 @@ pub(crate) async fn run_requests_paced(
 /// from the allocator's own releases, or, for a trace it cannot replay (another allocator's),
 /// by [`empty_cache_by_runs`].
 pub fn empty_cache_calls(snapshot: &Snapshot, device: i64) -> Vec<usize> {
-    match replay(snapshot, device) {
+    pace::finish(empty_cache_calls_paced(
+        snapshot,
+        device,
+        &mut Pace::never(),
+    ))
+}
+
+/// [`empty_cache_calls`], giving way through `pace` (it is a whole fidelity replay).
+pub async fn empty_cache_calls_paced(
+    snapshot: &Snapshot,
+    device: i64,
+    pace: &mut Pace<'_>,
+) -> Vec<usize> {
+    match replay_paced(snapshot, device, pace).await {
         Ok(r) if r.not_replayed.is_none() => r.empty_cache_at,
         _ => empty_cache_by_runs(snapshot.trace(device.max(0) as usize)),
     }

@@ -169,14 +169,39 @@ pub async fn start_state_paced(
     config: &Config,
     pace: &mut Pace<'_>,
 ) -> (Vec<Segment>, Vec<Inconsistency>) {
+    let (state, inconsistencies) = walk_back(snapshot, device, config, 0, pace).await;
+    (to_segments(&state, device), inconsistencies)
+}
+
+/// [`StateHistory::state_before`] for one `n`, walked back from the dump without the
+/// checkpoints and trace copy a history keeps, giving way through `pace`.
+pub async fn state_before_paced(
+    snapshot: &Snapshot,
+    device: i64,
+    config: &Config,
+    n: usize,
+    pace: &mut Pace<'_>,
+) -> Vec<Segment> {
+    let (state, _) = walk_back(snapshot, device, config, n, pace).await;
+    to_segments(&state, device)
+}
+
+/// The state before entry `n`, undoing the trace from the dump back to it.
+async fn walk_back(
+    snapshot: &Snapshot,
+    device: i64,
+    config: &Config,
+    n: usize,
+    pace: &mut Pace<'_>,
+) -> (State, Vec<Inconsistency>) {
     let entries = snapshot.trace(device.max(0) as usize);
     let mut state = dump_state(snapshot, device);
     let mut inconsistencies = Vec::new();
-    for (i, e) in entries.iter().enumerate().rev() {
+    for (i, e) in entries.iter().enumerate().skip(n).rev() {
         pace.tick().await;
         undo(&mut state, e, i, config, &mut inconsistencies);
     }
-    (to_segments(&state, device), inconsistencies)
+    (state, inconsistencies)
 }
 
 /// One-shot form of [`StateHistory::state_before`] (builds the history each call), under the

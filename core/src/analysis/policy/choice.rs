@@ -13,7 +13,8 @@ use crate::allocator::config::ALLOCATOR_KEY;
 use crate::allocator::{Config, ConfigError, Rules};
 use crate::snapshot::{Action, Snapshot};
 
-use super::check::{check_policy, check_sizes, PolicyCheck};
+use super::super::pace::{self, Pace};
+use super::check::{check_policy_paced, check_sizes, PolicyCheck};
 
 /// How much of the evidence a choice weighs.
 #[derive(Clone, Copy)]
@@ -23,11 +24,17 @@ enum Weigh {
 }
 
 impl Weigh {
-    fn check(self, snapshot: &Snapshot, device: i64, config: &Config) -> PolicyCheck {
+    async fn check(
+        self,
+        snapshot: &Snapshot,
+        device: i64,
+        config: &Config,
+        pace: &mut Pace<'_>,
+    ) -> PolicyCheck {
         match self {
-            Weigh::Everything => check_policy(snapshot, device, config),
+            Weigh::Everything => check_policy_paced(snapshot, device, config, pace).await,
             Weigh::Sizes => match check_sizes(snapshot, device, config) {
-                pc if pc.checked == 0 => check_policy(snapshot, device, config),
+                pc if pc.checked == 0 => check_policy_paced(snapshot, device, config, pace).await,
                 pc => pc,
             },
         }
@@ -146,17 +153,45 @@ pub fn settings_config(snapshot: &Snapshot) -> Result<Config, ConfigError> {
 
 /// The configuration `device` is replayed under, every check weighed.
 pub fn device_config(snapshot: &Snapshot, device: i64) -> Result<DeviceConfig, ConfigError> {
-    choose(snapshot, device, Weigh::Everything)
+    pace::finish(device_config_paced(snapshot, device, &mut Pace::never()))
+}
+
+/// [`device_config`], giving way through `pace`.
+pub async fn device_config_paced(
+    snapshot: &Snapshot,
+    device: i64,
+    pace: &mut Pace<'_>,
+) -> Result<DeviceConfig, ConfigError> {
+    choose(snapshot, device, Weigh::Everything, pace).await
 }
 
 /// The configuration `device`'s sizes are rounded under: as [`device_config`], weighing the
 /// dump's blocks and the trace's new segments (the trace's neighbouring blocks only when those
 /// show nothing).
 pub fn device_config_quick(snapshot: &Snapshot, device: i64) -> Result<DeviceConfig, ConfigError> {
-    choose(snapshot, device, Weigh::Sizes)
+    pace::finish(device_config_quick_paced(
+        snapshot,
+        device,
+        &mut Pace::never(),
+    ))
 }
 
-fn choose(snapshot: &Snapshot, device: i64, weigh: Weigh) -> Result<DeviceConfig, ConfigError> {
+/// [`device_config_quick`], giving way through `pace` (where the dump and the new segments
+/// show nothing, it weighs the whole trace).
+pub async fn device_config_quick_paced(
+    snapshot: &Snapshot,
+    device: i64,
+    pace: &mut Pace<'_>,
+) -> Result<DeviceConfig, ConfigError> {
+    choose(snapshot, device, Weigh::Sizes, pace).await
+}
+
+async fn choose(
+    snapshot: &Snapshot,
+    device: i64,
+    weigh: Weigh,
+    pace: &mut Pace<'_>,
+) -> Result<DeviceConfig, ConfigError> {
     let mut config = settings_config(snapshot)?;
     let says = |key: &str| {
         snapshot
@@ -172,11 +207,11 @@ fn choose(snapshot: &Snapshot, device: i64, weigh: Weigh) -> Result<DeviceConfig
         RulesChoice {
             rules: config.rules,
             source: RulesSource::Settings,
-            check: weigh.check(snapshot, device, &config),
+            check: weigh.check(snapshot, device, &config, pace).await,
             cuda: None,
         }
     } else {
-        detect(snapshot, device, &mut config, weigh)
+        detect(snapshot, device, &mut config, weigh, pace).await
     };
     Ok(DeviceConfig {
         config,
@@ -186,9 +221,15 @@ fn choose(snapshot: &Snapshot, device: i64, weigh: Weigh) -> Result<DeviceConfig
 }
 
 /// CUDA's rules unless the sizes contradict them and fit torch_npu's; sets `config.rules`.
-fn detect(snapshot: &Snapshot, device: i64, config: &mut Config, weigh: Weigh) -> RulesChoice {
+async fn detect(
+    snapshot: &Snapshot,
+    device: i64,
+    config: &mut Config,
+    weigh: Weigh,
+    pace: &mut Pace<'_>,
+) -> RulesChoice {
     config.rules = Rules::Cuda;
-    let cuda = weigh.check(snapshot, device, config);
+    let cuda = weigh.check(snapshot, device, config, pace).await;
     if cuda.fits() {
         return RulesChoice {
             rules: Rules::Cuda,
@@ -199,7 +240,7 @@ fn detect(snapshot: &Snapshot, device: i64, config: &mut Config, weigh: Weigh) -
     }
     let mut npu_config = config.clone();
     npu_config.rules = Rules::Npu;
-    let npu = weigh.check(snapshot, device, &npu_config);
+    let npu = weigh.check(snapshot, device, &npu_config, pace).await;
     if npu.fits() {
         config.rules = Rules::Npu;
     }

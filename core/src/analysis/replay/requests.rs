@@ -4,6 +4,7 @@
 //! What-if replays and `capture --replay` both run these.
 
 use crate::allocator::{MempoolId, StreamId};
+use crate::analysis::pace::{self, Pace, CHUNK};
 use crate::snapshot::{Action, StackId, TraceEntry};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,34 +42,51 @@ pub struct Traced {
 /// The requests of a trace, in order. `empty_cache_at` are the trace indices where the program
 /// called empty_cache, ascending (see [`super::empty_cache_calls`]).
 pub fn requests_of(entries: &[TraceEntry], empty_cache_at: &[usize]) -> Vec<Traced> {
+    pace::finish(requests_of_paced(
+        entries,
+        empty_cache_at,
+        &mut Pace::never(),
+    ))
+}
+
+/// [`requests_of`], giving way through `pace` (46 ms at a million entries).
+pub async fn requests_of_paced(
+    entries: &[TraceEntry],
+    empty_cache_at: &[usize],
+    pace: &mut Pace<'_>,
+) -> Vec<Traced> {
     let mut out = Vec::with_capacity(entries.len() / 2);
     let mut calls = empty_cache_at.iter().copied().peekable();
-    for (i, e) in entries.iter().enumerate() {
-        while calls.next_if(|&c| c <= i).is_some() {
-            out.push(Traced {
-                entry: i,
-                request: Request::EmptyCache,
-            });
-        }
-        let addr = e.addr().unwrap_or(0);
-        let request = match e.action() {
-            Action::Alloc => Request::Alloc {
-                addr,
-                size: e.size().unwrap_or(0),
-                stream: e.stream().unwrap_or(0),
-                frames: e.frames(),
-                pool: pool_of(e),
-            },
-            Action::FreeRequested => Request::Free {
-                addr,
-                deferred: !completes_at(entries, i + 1, addr),
-            },
-            Action::FreeCompleted if !(i > 0 && frees_at(entries, i - 1, addr)) => {
-                Request::Complete { addr }
+    for (c, chunk) in entries.chunks(CHUNK).enumerate() {
+        pace.check().await;
+        for (k, e) in chunk.iter().enumerate() {
+            let i = c * CHUNK + k;
+            while calls.next_if(|&at| at <= i).is_some() {
+                out.push(Traced {
+                    entry: i,
+                    request: Request::EmptyCache,
+                });
             }
-            _ => continue,
-        };
-        out.push(Traced { entry: i, request });
+            let addr = e.addr().unwrap_or(0);
+            let request = match e.action() {
+                Action::Alloc => Request::Alloc {
+                    addr,
+                    size: e.size().unwrap_or(0),
+                    stream: e.stream().unwrap_or(0),
+                    frames: e.frames(),
+                    pool: pool_of(e),
+                },
+                Action::FreeRequested => Request::Free {
+                    addr,
+                    deferred: !completes_at(entries, i + 1, addr),
+                },
+                Action::FreeCompleted if !(i > 0 && frees_at(entries, i - 1, addr)) => {
+                    Request::Complete { addr }
+                }
+                _ => continue,
+            };
+            out.push(Traced { entry: i, request });
+        }
     }
     out
 }

@@ -5,6 +5,7 @@
 
 use crate::allocator::rounding::round_size;
 use crate::allocator::{Config, ConfigError};
+use crate::analysis::pace::{self, Pace, CHUNK};
 use crate::analysis::replay::{Request, Traced};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,27 +46,40 @@ impl Change {
     /// `reqs` with the program changes made (`base`: the file's settings, whose rounding
     /// names the padded sizes).
     pub fn requests(&self, reqs: &[Traced], base: &Config) -> Vec<Traced> {
+        pace::finish(self.requests_paced(reqs, base, &mut Pace::never()))
+    }
+
+    /// [`Change::requests`], giving way through `pace` (27 ms at a million entries).
+    pub async fn requests_paced(
+        &self,
+        reqs: &[Traced],
+        base: &Config,
+        pace: &mut Pace<'_>,
+    ) -> Vec<Traced> {
         let mut out = Vec::with_capacity(reqs.len() + self.empty_cache_at.len());
         let mut calls: Vec<usize> = self.empty_cache_at.clone();
         calls.sort_unstable();
         let mut calls = calls.into_iter().peekable();
-        for t in reqs {
-            while calls.next_if(|&c| c <= t.entry).is_some() {
-                out.push(Traced {
-                    entry: t.entry,
-                    request: Request::EmptyCache,
-                });
-            }
-            let mut t = *t;
-            if let Request::Alloc { size, .. } = &mut t.request {
-                if !self.pad.is_empty() {
-                    let block = round_size(*size, base);
-                    if let Some(&(_, to)) = self.pad.iter().find(|(from, _)| *from == block) {
-                        *size = to;
+        for chunk in reqs.chunks(CHUNK) {
+            pace.check().await;
+            for t in chunk {
+                while calls.next_if(|&c| c <= t.entry).is_some() {
+                    out.push(Traced {
+                        entry: t.entry,
+                        request: Request::EmptyCache,
+                    });
+                }
+                let mut t = *t;
+                if let Request::Alloc { size, .. } = &mut t.request {
+                    if !self.pad.is_empty() {
+                        let block = round_size(*size, base);
+                        if let Some(&(_, to)) = self.pad.iter().find(|(from, _)| *from == block) {
+                            *size = to;
+                        }
                     }
                 }
+                out.push(t);
             }
-            out.push(t);
         }
         out
     }

@@ -105,7 +105,7 @@ pub async fn measure_seeded(
     let reqs = if change.empty_cache_at.is_empty() && change.pad.is_empty() {
         reqs
     } else {
-        edited = change.requests(reqs, base);
+        edited = change.requests_paced(reqs, base, pace).await;
         &edited
     };
     let run = run_requests_paced(
@@ -117,6 +117,7 @@ pub async fn measure_seeded(
         change.memory_cap,
         reqs,
         seed,
+        false,
         pace,
     )
     .await?;

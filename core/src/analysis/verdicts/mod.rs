@@ -30,10 +30,11 @@ use crate::analysis::fragmentation::DeviceFragmentation;
 use crate::analysis::frames::label;
 use crate::analysis::pace::{self, Pace};
 use crate::analysis::pinning::PinningBlock;
+use crate::analysis::policy::device_config_paced;
 use crate::analysis::replay::{
-    device_config, empty_cache_calls, pool_of, requests_of, DeviceConfig, Request, Start, Traced,
+    empty_cache_calls_paced, pool_of, requests_of_paced, DeviceConfig, Request, Start, Traced,
 };
-use crate::analysis::state_at::{start_state_paced, StateHistory};
+use crate::analysis::state_at::{start_state_paced, state_before_paced};
 use crate::snapshot::{Action, Segment, Snapshot};
 
 use candidates::{candidates, mib, Candidate, Causes};
@@ -181,9 +182,16 @@ pub struct Plan {
 impl Plan {
     /// Every request of the device's trace, on an unlimited device.
     pub fn whole(snap: &Snapshot, device: i64) -> Plan {
+        pace::finish(Plan::whole_paced(snap, device, &mut Pace::never()))
+    }
+
+    /// [`Plan::whole`], giving way through `pace` (finding the empty_cache calls is a
+    /// fidelity replay).
+    pub async fn whole_paced(snap: &Snapshot, device: i64, pace: &mut Pace<'_>) -> Plan {
+        let calls = empty_cache_calls_paced(snap, device, pace).await;
         let trace = snap.trace(device.max(0) as usize);
         Plan {
-            reqs: requests_of(trace, &empty_cache_calls(snap, device)),
+            reqs: requests_of_paced(trace, &calls, pace).await,
             capacity: None,
             oom_entry: None,
         }
@@ -193,7 +201,17 @@ impl Plan {
     /// one, on a device of the memory the process had then (reserved + free). Otherwise
     /// [`Plan::whole`].
     pub fn to_oom(snap: &Snapshot, device: i64, base: &Config) -> Plan {
-        let mut p = Plan::whole(snap, device);
+        pace::finish(Plan::to_oom_paced(snap, device, base, &mut Pace::never()))
+    }
+
+    /// [`Plan::to_oom`], giving way through `pace`.
+    pub async fn to_oom_paced(
+        snap: &Snapshot,
+        device: i64,
+        base: &Config,
+        pace: &mut Pace<'_>,
+    ) -> Plan {
+        let mut p = Plan::whole_paced(snap, device, pace).await;
         let trace = snap.trace(device.max(0) as usize);
         let oom = trace
             .iter()
@@ -202,7 +220,7 @@ impl Plan {
         let Some((entry, free)) = oom else {
             return p;
         };
-        let state = StateHistory::new(snap, device, base).state_before(entry);
+        let state = state_before_paced(snap, device, base, entry, pace).await;
         let reserved: u64 = state.iter().map(|s| s.total_size).sum();
         let e = &trace[entry];
         p.reqs.retain(|t| t.entry < entry);
@@ -433,7 +451,7 @@ pub async fn verdicts_paced(
         config: base,
         choice,
         ..
-    } = match device_config(snap, dev) {
+    } = match device_config_paced(snap, dev, pace).await {
         Ok(c) => c,
         Err(e) => return Verdicts::none(format!("the file's settings cannot be read: {e}")),
     };
@@ -443,7 +461,7 @@ pub async fn verdicts_paced(
         ));
     }
     pace.check().await;
-    let plan = Plan::to_oom(snap, dev, &base);
+    let plan = Plan::to_oom_paced(snap, dev, &base, pace).await;
     pace.check().await;
     let seed = start_state_paced(snap, dev, &base, pace).await.0;
     let complete = seed.is_empty();
