@@ -86,7 +86,7 @@ pub fn check_sizes(snapshot: &Snapshot, device: i64, config: &Config) -> PolicyC
             .map_or(seg.total_size == SMALL_BUFFER, |t| t == SegmentType::Small);
         let expandable = seg.is_expandable == Some(true);
         if !expandable && small && seg.total_size != SMALL_BUFFER {
-            pc.flag(|| {
+            pc.flag(move || {
                 format!(
                     "small segment 0x{:x} of {} bytes ({who}'s are 2 MiB)",
                     seg.address, seg.total_size
@@ -96,7 +96,7 @@ pub fn check_sizes(snapshot: &Snapshot, device: i64, config: &Config) -> PolicyC
         for b in &seg.blocks {
             pc.checked += 1;
             if b.size % MIN_BLOCK_SIZE != 0 {
-                pc.flag(|| format!("block of {} bytes is not a multiple of 512", b.size));
+                pc.flag(move || format!("block of {} bytes is not a multiple of 512", b.size));
                 continue;
             }
             let (Some(req), BlockState::ActiveAllocated) = (b.requested_size, b.state) else {
@@ -104,7 +104,7 @@ pub fn check_sizes(snapshot: &Snapshot, device: i64, config: &Config) -> PolicyC
             };
             let r = round_size(req, config);
             if b.size < r || ((small || expandable) && b.size != r) {
-                pc.flag(|| {
+                pc.flag(move || {
                     format!(
                         "block 0x{:x}: {} bytes for a request of {req} ({who}'s policy gives {r})",
                         b.address.unwrap_or(0),
@@ -129,7 +129,7 @@ pub fn check_sizes(snapshot: &Snapshot, device: i64, config: &Config) -> PolicyC
         pc.checked += 1;
         let want = get_allocation_size(round_size(req, config), config);
         if ss != want {
-            pc.flag(|| format!(
+            pc.flag(move || format!(
                 "entry {i}: segment_alloc of {ss} bytes for an alloc of {req} at its start ({who}'s policy allocates {want})"
             ));
         }
@@ -228,7 +228,7 @@ async fn neighbour_steps(
                         let same_segment = (ranges.range(..=p).next_back())
                             .is_some_and(|(_, &seg_end)| p < seg_end && a < seg_end);
                         if a != end && same_segment {
-                            pc.flag(|| format!(
+                            pc.flag(move || format!(
                                 "entry {i}: alloc at 0x{a:x}, {} bytes above the live block at 0x{p:x} that ends at 0x{end:x} ({}'s blocks abut: the free gap would have merged)",
                                 a - p,
                                 config.rules.short()
