@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use memsnap_core::allocator::{Allocator, Config, SimBacking};
 use memsnap_core::analysis::replay::{requests, what_if, Start};
 use memsnap_core::analysis::verdicts::{measure, Change, Device};
-use memsnap_core::snapshot::{Snapshot, TraceEntry};
+use memsnap_core::snapshot::Snapshot;
 
 /// Counts the bytes held and the most held at once.
 struct Counting;
@@ -116,7 +116,7 @@ fn a_verdicts_replay_keeps_no_trace() {
         peak_during(|| measure(&snap, on, &Config::default(), &reqs, &Change::default()));
     let out = out.expect("replays");
     assert_eq!(out.failed_requests, 0);
-    let trace_bytes = entries * std::mem::size_of::<TraceEntry>();
+    let trace_bytes = std::mem::size_of_val(snap.trace(0));
     assert!(
         peak < trace_bytes / 2,
         "the replay of {entries} entries held {peak} bytes of heap at its peak, against \
