@@ -194,14 +194,15 @@ pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapsh
         let changed = change
             .config(&base)
             .map_err(|e| CliError::new("--set", e))?;
-        let report = replay_with(snapshot, dev, dc).map_err(|e| CliError::new(&args.file, e))?;
+        let report =
+            replay_with(snapshot, dev, dc.clone()).map_err(|e| CliError::new(&args.file, e))?;
         let what_if = if change.is_empty() {
             None
         } else {
             let p = if args.to_oom {
-                Plan::to_oom(snapshot, dev, &base)
+                Plan::to_oom(snapshot, dev, &dc)
             } else {
-                Plan::whole(snapshot, dev)
+                Plan::whole(snapshot, dev, &dc)
             };
             let on = Device {
                 device: dev,

@@ -192,19 +192,7 @@ impl Driver {
 
 /// Fidelity replay of `device`'s trace.
 pub fn replay(snapshot: &Snapshot, device: i64) -> Result<ReplayReport, ReplayError> {
-    pace::finish(replay_paced(snapshot, device, &mut Pace::never()))
-}
-
-/// [`replay`], giving way through `pace` (a 1M-entry trace replays in ~0.3 s).
-pub async fn replay_paced(
-    snapshot: &Snapshot,
-    device: i64,
-    pace: &mut Pace<'_>,
-) -> Result<ReplayReport, ReplayError> {
-    let dc = super::policy::device_config_paced(snapshot, device, pace)
-        .await
-        .map_err(settings_error)?;
-    replay_with_paced(snapshot, device, dc, pace).await
+    replay_with(snapshot, device, device_config(snapshot, device)?)
 }
 
 /// [`replay`] under a configuration the caller already chose for the device
@@ -759,20 +747,26 @@ pub(crate) async fn run_requests_paced(
 /// from the allocator's own releases, or, for a trace it cannot replay (another allocator's),
 /// by [`empty_cache_by_runs`].
 pub fn empty_cache_calls(snapshot: &Snapshot, device: i64) -> Vec<usize> {
-    pace::finish(empty_cache_calls_paced(
-        snapshot,
-        device,
-        &mut Pace::never(),
-    ))
+    match device_config(snapshot, device) {
+        Ok(dc) => pace::finish(empty_cache_calls_paced(
+            snapshot,
+            device,
+            dc,
+            &mut Pace::never(),
+        )),
+        Err(_) => empty_cache_by_runs(snapshot.trace(device.max(0) as usize)),
+    }
 }
 
-/// [`empty_cache_calls`], giving way through `pace` (it is a whole fidelity replay).
+/// [`empty_cache_calls`] under the configuration the caller chose for the device
+/// ([`device_config`]), giving way through `pace` (it is a whole fidelity replay).
 pub async fn empty_cache_calls_paced(
     snapshot: &Snapshot,
     device: i64,
+    dc: DeviceConfig,
     pace: &mut Pace<'_>,
 ) -> Vec<usize> {
-    match replay_paced(snapshot, device, pace).await {
+    match replay_with_paced(snapshot, device, dc, pace).await {
         Ok(r) if r.not_replayed.is_none() => r.empty_cache_at,
         _ => empty_cache_by_runs(snapshot.trace(device.max(0) as usize)),
     }

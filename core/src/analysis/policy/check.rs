@@ -185,7 +185,6 @@ async fn neighbour_steps(
     }
     // Sized up front: growing it by rehashing held a 1M-entry check 4–9 ms at a time.
     let (mut allocated, mut seen) = (HashSet::with_capacity(allocs), HashSet::new());
-    pace.check().await;
     for chunk in trace.chunks(CHUNK) {
         pace.check().await;
         for e in chunk {

@@ -180,15 +180,22 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Every request of the device's trace, on an unlimited device.
-    pub fn whole(snap: &Snapshot, device: i64) -> Plan {
-        pace::finish(Plan::whole_paced(snap, device, &mut Pace::never()))
+    /// Every request of the device's trace, on an unlimited device; `dc`: the configuration
+    /// the device is modelled under ([`device_config`](crate::analysis::replay::device_config)),
+    /// which the fidelity replay that finds the empty_cache calls runs under.
+    pub fn whole(snap: &Snapshot, device: i64, dc: &DeviceConfig) -> Plan {
+        pace::finish(Plan::whole_paced(snap, device, dc, &mut Pace::never()))
     }
 
     /// [`Plan::whole`], giving way through `pace` (finding the empty_cache calls is a
     /// fidelity replay).
-    pub async fn whole_paced(snap: &Snapshot, device: i64, pace: &mut Pace<'_>) -> Plan {
-        let calls = empty_cache_calls_paced(snap, device, pace).await;
+    pub async fn whole_paced(
+        snap: &Snapshot,
+        device: i64,
+        dc: &DeviceConfig,
+        pace: &mut Pace<'_>,
+    ) -> Plan {
+        let calls = empty_cache_calls_paced(snap, device, dc.clone(), pace).await;
         let trace = snap.trace(device.max(0) as usize);
         Plan {
             reqs: requests_of_paced(trace, &calls, pace).await,
@@ -200,18 +207,18 @@ impl Plan {
     /// With an OOM that records the driver's free bytes: the requests before it and the failing
     /// one, on a device of the memory the process had then (reserved + free). Otherwise
     /// [`Plan::whole`].
-    pub fn to_oom(snap: &Snapshot, device: i64, base: &Config) -> Plan {
-        pace::finish(Plan::to_oom_paced(snap, device, base, &mut Pace::never()))
+    pub fn to_oom(snap: &Snapshot, device: i64, dc: &DeviceConfig) -> Plan {
+        pace::finish(Plan::to_oom_paced(snap, device, dc, &mut Pace::never()))
     }
 
     /// [`Plan::to_oom`], giving way through `pace`.
     pub async fn to_oom_paced(
         snap: &Snapshot,
         device: i64,
-        base: &Config,
+        dc: &DeviceConfig,
         pace: &mut Pace<'_>,
     ) -> Plan {
-        let mut p = Plan::whole_paced(snap, device, pace).await;
+        let mut p = Plan::whole_paced(snap, device, dc, pace).await;
         let trace = snap.trace(device.max(0) as usize);
         let oom = trace
             .iter()
@@ -220,7 +227,7 @@ impl Plan {
         let Some((entry, free)) = oom else {
             return p;
         };
-        let state = state_before_paced(snap, device, base, entry, pace).await;
+        let state = state_before_paced(snap, device, &dc.config, entry, pace).await;
         let reserved: u64 = state.iter().map(|s| s.total_size).sum();
         let e = &trace[entry];
         p.reqs.retain(|t| t.entry < entry);
@@ -447,21 +454,23 @@ pub async fn verdicts_paced(
         );
     }
     let dev = device as i64;
-    let DeviceConfig {
-        config: base,
-        choice,
-        ..
-    } = match device_config_paced(snap, dev, pace).await {
+    let dc = match device_config_paced(snap, dev, pace).await {
         Ok(c) => c,
         Err(e) => return Verdicts::none(format!("the file's settings cannot be read: {e}")),
     };
-    if let Some(why) = choice.not_replayable() {
+    if let Some(why) = dc.choice.not_replayable() {
         return Verdicts::none(format!(
             "{why}: fixes are not replayed under rules the file's allocator does not follow"
         ));
     }
     pace.check().await;
-    let plan = Plan::to_oom_paced(snap, dev, &base, pace).await;
+    // The rules are weighed once: the plan's fidelity replay runs under the same choice.
+    let plan = Plan::to_oom_paced(snap, dev, &dc, pace).await;
+    let DeviceConfig {
+        config: base,
+        choice,
+        ..
+    } = dc;
     pace.check().await;
     let seed = start_state_paced(snap, dev, &base, pace).await.0;
     let complete = seed.is_empty();
