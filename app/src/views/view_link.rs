@@ -218,9 +218,14 @@ pub fn ViewLink() -> impl IntoView {
         });
     });
 
-    // The panel looked at: the one clicked, or after a scroll the one at the column's top.
+    // The panel looked at: the one clicked, or after a scroll the one at the column's top. A
+    // click wins over the scroll before it, whose answer comes WRITE_MS later: a click on a
+    // block that scrolled into view was overridden by the panel above it at the top (seen in
+    // page_view_link on a loaded machine).
+    let clicked_at = StoredValue::new(f64::NEG_INFINITY);
     let _ = window_event_listener(leptos::ev::pointerdown, move |e| {
         if let Some(name) = view_panel::clicked(e.target()) {
+            clicked_at.set_value(js_sys::Date::now());
             panel.set(Some(name));
         }
     });
@@ -230,9 +235,11 @@ pub fn ViewLink() -> impl IntoView {
             return;
         }
         scroll_scheduled.set_value(true);
+        let scrolled_at = js_sys::Date::now();
         let later = wasm_bindgen::closure::Closure::once_into_js(move || {
             scroll_scheduled.set_value(false);
-            if js_sys::Date::now() >= quiet_until.get_value() {
+            let now = js_sys::Date::now();
+            if now >= quiet_until.get_value() && clicked_at.get_value() < scrolled_at {
                 panel.set(view_panel::in_view());
             }
         });
