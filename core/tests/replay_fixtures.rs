@@ -121,3 +121,78 @@ fn state_history_ends_at_the_dump_and_checkpoints_agree() {
         );
     }
 }
+
+/// `memsnap replay --set` builds its what-if plan from the fidelity replay it already reported
+/// (`empty_cache_calls_of`); that plan must be the one `Plan::whole` / `Plan::to_oom` find by
+/// replaying again: the same requests, capacity and OOM entry. The bundled example (an OOM
+/// recording the driver's free bytes) runs without the real fixtures.
+#[test]
+fn a_plan_from_the_reported_replay_is_the_plan() {
+    use memsnap_core::analysis::replay::{device_config, empty_cache_calls_of, replay_with};
+    use memsnap_core::analysis::verdicts::Plan;
+
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../app/assets/example.pickle");
+    let bytes = std::fs::read(&example).expect("the bundled example");
+    let mut files = vec![(
+        "example.pickle".to_string(),
+        memsnap_core::snapshot::read(&bytes).expect("reads"),
+    )];
+    let real = analysis_fixtures::all();
+    let with_real = real.is_some();
+    files.extend(real.unwrap_or_default());
+    let (mut with_calls, mut to_an_oom) = (0, 0);
+    for (name, snap) in &files {
+        for dev in traced_devices(snap) {
+            let dc = device_config(snap, dev).unwrap();
+            let report = replay_with(snap, dev, dc.clone()).unwrap();
+            let calls = empty_cache_calls_of(&report, snap.trace(dev as usize));
+            with_calls += !calls.is_empty() as usize;
+            let whole = Plan::whole(snap, dev, &dc);
+            let from_report = Plan::whole_with(snap, dev, &calls);
+            same_requests(
+                &from_report.reqs,
+                &whole.reqs,
+                &format!("{name} dev {dev}: whole"),
+            );
+            let oom = Plan::to_oom(snap, dev, &dc);
+            let from_report = Plan::to_oom_with(snap, dev, &dc.config, &calls);
+            same_requests(
+                &from_report.reqs,
+                &oom.reqs,
+                &format!("{name} dev {dev}: to the OOM"),
+            );
+            assert_eq!(from_report.capacity, oom.capacity, "{name} dev {dev}");
+            assert_eq!(from_report.oom_entry, oom.oom_entry, "{name} dev {dev}");
+            to_an_oom += oom.oom_entry.is_some() as usize;
+        }
+    }
+    assert!(
+        to_an_oom > 0,
+        "no file replayed to an OOM: the OOM plan went untested"
+    );
+    if with_real {
+        assert!(
+            with_calls > 0,
+            "no real trace calls empty_cache: the calls went untested"
+        );
+    }
+}
+
+/// Two request lists equal, or a failure naming the first difference (not both whole lists).
+fn same_requests(
+    got: &[memsnap_core::analysis::replay::Traced],
+    want: &[memsnap_core::analysis::replay::Traced],
+    what: &str,
+) {
+    let first = got.iter().zip(want).position(|(a, b)| a != b);
+    assert!(
+        got.len() == want.len() && first.is_none(),
+        "{what}: {} requests against {}; first difference at {:?}: {:?} against {:?}",
+        got.len(),
+        want.len(),
+        first,
+        first.map(|i| got[i]),
+        first.map(|i| want[i]),
+    );
+}

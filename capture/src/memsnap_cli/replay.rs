@@ -9,7 +9,7 @@
 
 use memsnap_core::allocator::Rules;
 use memsnap_core::analysis::replay::{
-    device_config, file_config, replay_with, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
+    device_config, empty_cache_calls_of, file_config, replay_with, traced_devices, what_if_snapshot, Figures, ReplayReport, Start,
 };
 use memsnap_core::analysis::verdicts::{measure, Change, Device, Outcome, Plan};
 use memsnap_core::snapshot::Snapshot;
@@ -199,10 +199,12 @@ pub fn render(args: &Args, snapshot: &Snapshot) -> Result<(String, Option<Snapsh
         let what_if = if change.is_empty() {
             None
         } else {
+            // The report above is the fidelity replay the plan needs: it is not run twice.
+            let calls = empty_cache_calls_of(&report, snapshot.trace(dev.max(0) as usize));
             let p = if args.to_oom {
-                Plan::to_oom(snapshot, dev, &dc)
+                Plan::to_oom_with(snapshot, dev, &dc.config, &calls)
             } else {
-                Plan::whole(snapshot, dev, &dc)
+                Plan::whole_with(snapshot, dev, &calls)
             };
             let on = Device {
                 device: dev,

@@ -767,8 +767,18 @@ pub async fn empty_cache_calls_paced(
     pace: &mut Pace<'_>,
 ) -> Vec<usize> {
     match replay_with_paced(snapshot, device, dc, pace).await {
-        Ok(r) if r.not_replayed.is_none() => r.empty_cache_at,
-        _ => empty_cache_by_runs(snapshot.trace(device.max(0) as usize)),
+        Ok(r) => empty_cache_calls_of(&r, snapshot.trace(device.max(0) as usize)),
+        Err(_) => empty_cache_by_runs(snapshot.trace(device.max(0) as usize)),
+    }
+}
+
+/// [`empty_cache_calls`] read off a fidelity replay the caller already ran of `trace` (by
+/// [`empty_cache_by_runs`] where that replay could not run the trace), so that a command that
+/// reports the replay does not run it again for its what-if.
+pub fn empty_cache_calls_of(report: &ReplayReport, trace: &[TraceEntry]) -> Vec<usize> {
+    match report.not_replayed {
+        None => report.empty_cache_at.clone(),
+        Some(_) => empty_cache_by_runs(trace),
     }
 }
 

@@ -196,9 +196,30 @@ impl Plan {
         pace: &mut Pace<'_>,
     ) -> Plan {
         let calls = empty_cache_calls_paced(snap, device, dc.clone(), pace).await;
+        Plan::whole_with_paced(snap, device, &calls, pace).await
+    }
+
+    /// [`Plan::whole`] with the empty_cache calls already found (`calls`, ascending trace
+    /// indices: [`empty_cache_calls_of`](crate::analysis::replay::empty_cache_calls_of) a
+    /// fidelity replay the caller ran).
+    pub fn whole_with(snap: &Snapshot, device: i64, calls: &[usize]) -> Plan {
+        pace::finish(Plan::whole_with_paced(
+            snap,
+            device,
+            calls,
+            &mut Pace::never(),
+        ))
+    }
+
+    async fn whole_with_paced(
+        snap: &Snapshot,
+        device: i64,
+        calls: &[usize],
+        pace: &mut Pace<'_>,
+    ) -> Plan {
         let trace = snap.trace(device.max(0) as usize);
         Plan {
-            reqs: requests_of_paced(trace, &calls, pace).await,
+            reqs: requests_of_paced(trace, calls, pace).await,
             capacity: None,
             oom_entry: None,
         }
@@ -218,7 +239,30 @@ impl Plan {
         dc: &DeviceConfig,
         pace: &mut Pace<'_>,
     ) -> Plan {
-        let mut p = Plan::whole_paced(snap, device, dc, pace).await;
+        let calls = empty_cache_calls_paced(snap, device, dc.clone(), pace).await;
+        Plan::to_oom_with_paced(snap, device, &dc.config, &calls, pace).await
+    }
+
+    /// [`Plan::to_oom`] with the empty_cache calls already found (as [`Plan::whole_with`]);
+    /// `config`: the configuration the device is modelled under.
+    pub fn to_oom_with(snap: &Snapshot, device: i64, config: &Config, calls: &[usize]) -> Plan {
+        pace::finish(Plan::to_oom_with_paced(
+            snap,
+            device,
+            config,
+            calls,
+            &mut Pace::never(),
+        ))
+    }
+
+    async fn to_oom_with_paced(
+        snap: &Snapshot,
+        device: i64,
+        config: &Config,
+        calls: &[usize],
+        pace: &mut Pace<'_>,
+    ) -> Plan {
+        let mut p = Plan::whole_with_paced(snap, device, calls, pace).await;
         let trace = snap.trace(device.max(0) as usize);
         let oom = trace
             .iter()
@@ -227,7 +271,7 @@ impl Plan {
         let Some((entry, free)) = oom else {
             return p;
         };
-        let state = state_before_paced(snap, device, &dc.config, entry, pace).await;
+        let state = state_before_paced(snap, device, config, entry, pace).await;
         let reserved: u64 = state.iter().map(|s| s.total_size).sum();
         let e = &trace[entry];
         p.reqs.retain(|t| t.entry < entry);
