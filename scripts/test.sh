@@ -44,8 +44,17 @@ target/py-venv/bin/python -m pip install --quiet --no-index --no-deps target/whe
 step "python: the package's tests (tests/python/) from that venv"
 target/py-venv/bin/python -m unittest discover -s tests/python -v
 
+# The CLI and page tests run `memsnap` and `capture`. Asked for them alone (`cargo build -p
+# memsnap-capture`), cargo resolves other features (getrandom, bitflags, either ...: what the
+# workspace's dev-dependencies turn on) and builds arrow, parquet, core and capture a second
+# time. So they are built here with everything else and named to the tests.
+step "tests: cargo test --workspace --no-run (memsnap and capture built with the workspace's features)"
+cargo test --workspace --no-run
+bin="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug"
+
 step "tests: cargo test --workspace (page tests use MEMSNAP_DIST=$root/dist)"
 MEMSNAP_DIST="$root/dist" MEMSNAP_VENV_PYTHON="$root/target/py-venv/bin/python" \
+    MEMSNAP_BIN="$bin/memsnap" CAPTURE_BIN="$bin/capture" \
     cargo test --workspace
 
 step "all checks passed in $(( $(date +%s) - started ))s; screenshots in target/screenshots/"
