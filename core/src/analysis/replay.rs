@@ -766,9 +766,10 @@ pub async fn empty_cache_calls_paced(
     dc: DeviceConfig,
     pace: &mut Pace<'_>,
 ) -> Vec<usize> {
+    let trace = snapshot.trace(device.max(0) as usize);
     match replay_with_paced(snapshot, device, dc, pace).await {
-        Ok(r) => empty_cache_calls_of(&r, snapshot.trace(device.max(0) as usize)),
-        Err(_) => empty_cache_by_runs(snapshot.trace(device.max(0) as usize)),
+        Ok(r) => empty_cache_calls_of(&r, trace),
+        Err(_) => empty_cache_by_runs(trace),
     }
 }
 
