@@ -55,8 +55,24 @@ fn display_name(path: &str) -> &str {
     }
 }
 
+/// A file's bytes: mapped when it is a regular file, read otherwise (stdin, a pipe, a device).
+pub enum Bytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Read(v) => v,
+        }
+    }
+}
+
 /// The raw bytes of `path`, refusing a file over the input limit (4 GiB) before reading it.
-pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
+pub fn bytes(path: &str) -> Result<Bytes, CliError> {
     let name = display_name(path);
     let too_big = |n: u64| {
         CliError::new(
@@ -83,6 +99,17 @@ pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
         if meta.len() > MAX_INPUT {
             return Err(too_big(meta.len()));
         }
+        if meta.is_file() && meta.len() > 0 {
+            // Mapping the file spares the kernel's copy into a fresh buffer and that buffer's
+            // page faults: on a 3.9 MB file, `memsnap stats` took 1,462 page faults against
+            // 2,365 and 5.9 ms of system time against 8.8-10.7 (docs/performance.md).
+            // SAFETY: the map is only read. Another process truncating the file while it is
+            // read would end this one (SIGBUS), the trade ripgrep makes for files it searches.
+            // Where mapping fails, the file is read.
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+                return Ok(Bytes::Mapped(map));
+            }
+        }
         file.take(MAX_INPUT + 1)
             .read_to_end(&mut buf)
             .map_err(|e| CliError::new(name, e))?;
@@ -90,7 +117,7 @@ pub fn bytes(path: &str) -> Result<Vec<u8>, CliError> {
     if buf.len() as u64 > MAX_INPUT {
         return Err(too_big(buf.len() as u64));
     }
-    Ok(buf)
+    Ok(Bytes::Read(buf))
 }
 
 /// Reads and parses the snapshot at `path` (`-` = stdin). Inconsistencies that do not stop
