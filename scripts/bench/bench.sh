@@ -35,6 +35,10 @@ scripts/bench/fetch-peers.sh
 cargo build --release -q -p memsnap-capture --bin memsnap
 memsnap="$CARGO_TARGET_DIR/release/memsnap"
 viz="$root/target/peers/_memory_viz.py"
+# The interpreter itself, not a launcher in front of it: pyenv's `python3` is a bash shim that
+# added ~95 ms to every peer run here (`python3 -c pass` 162 ms against 66 ms), which would
+# flatter memsnap's ratio.
+python="$(python3 -c 'import sys; print(sys.executable)')"
 
 real=()
 if [[ -d "$fixtures" ]]; then
@@ -49,16 +53,18 @@ echo "bench: CPython pickle.loads"
 python3 scripts/bench/bench_pickle.py "${real[@]}" > "$out/pickle-real.json"
 python3 scripts/bench/bench_pickle.py --min-runs 2 --min-time 0 "${large[@]}" > "$out/pickle-large.json"
 
-# Whole commands on the three largest real fixtures and the large files.
+# Whole commands: `stats` on every real fixture (issue 32 holds it to 10x the peer on each),
+# `trace` on the three largest, both on the large files.
 mapfile -t biggest < <(ls -S "${real[@]}" 2>/dev/null | head -n 3)
-for f in "${biggest[@]}" "${large[@]}"; do
+for f in "${real[@]}" "${large[@]}"; do
     name="$(basename "$f")"
     size="$(stat -c %s "$f")"
     runs=(--warmup 1 --min-runs 5)
     ((size > 50000000)) && runs=(--runs "${BENCH_LARGE_RUNS:-2}")
     for what in stats trace; do
+        [[ $what == trace && " ${biggest[*]} ${large[*]} " != *" $f "* ]] && continue
         ours="$memsnap $what $f"
-        peer="python3 $viz $what $f"
+        peer="$python $viz $what $f"
         if ! $peer >/dev/null 2>"$out/peer-error.txt"; then
             echo "$name $what: _memory_viz.py fails: $(tail -n 1 "$out/peer-error.txt")" >> "$out/skipped.txt"
             continue
