@@ -73,7 +73,12 @@ pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
 /// Runs `memsnap args...` (no stdin), asserts it succeeded (naming its stderr otherwise) and
 /// returns its standard output.
 pub fn stdout(args: &[&str]) -> String {
-    let o = run(args, None);
+    stdout_with(args, None)
+}
+
+/// [`stdout`] with `stdin` bytes (or no stdin).
+pub fn stdout_with(args: &[&str], stdin: Option<&[u8]>) -> String {
+    let o = run(args, stdin);
     assert!(
         o.status.success(),
         "memsnap {args:?}: {}",

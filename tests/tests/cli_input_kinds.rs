@@ -8,13 +8,7 @@ use std::process::Command;
 use memsnap_tests::{fixtures, memsnap_bin};
 
 fn stats(path: &str, stdin: Option<&[u8]>) -> String {
-    let out = memsnap_bin::run(&["stats", "--json", path], stdin);
-    assert!(
-        out.status.success(),
-        "memsnap stats {path} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    memsnap_bin::stdout_with(&["stats", "--json", path], stdin)
 }
 
 #[test]
