@@ -248,7 +248,9 @@ impl Machine<'_> {
     }
 }
 
-/// A str node as an `Arc<str>`, shared with the previous call's when it is the same node.
+/// A str node as an `Arc<str>`, shared with the previous call's when it is the same node or
+/// the same text. PyTorch writes `compile_context` and `user_metadata` afresh in every entry
+/// (`'N/A'` and `''` 22,332 times in one real file, no memo): by content they stay one `Arc`.
 fn shared_str(
     nodes: &[Node<'_>],
     cache: &mut Option<(NodeId, Arc<str>)>,
@@ -263,7 +265,10 @@ fn shared_str(
     let Node::Str(s) = &nodes[v as usize] else {
         return None;
     };
-    let s: Arc<str> = Arc::from(&**s);
+    let s = match cache {
+        Some((_, last)) if **last == **s => last.clone(),
+        _ => Arc::from(&**s),
+    };
     *cache = Some((v, s.clone()));
     Some(s)
 }
