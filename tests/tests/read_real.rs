@@ -1,10 +1,18 @@
 //! Every real fixture reads, and reads back the same after `write`.
 
-use memsnap_core::snapshot::{read, write, Snapshot, Streaming};
+use memsnap_core::analysis::pools::pool_totals;
+use memsnap_core::analysis::summary::{HostSummary, Summary};
+use memsnap_core::snapshot::{read, read_with, write, Frames, Snapshot, Streaming};
 use memsnap_tests::fixtures;
 
 /// A structural fingerprint: counts, byte sums and every stack's frame text.
 fn fingerprint(s: &Snapshot) -> String {
+    fingerprint_of(s, Frames::Keep)
+}
+
+/// [`fingerprint`], leaving out every stack with `Frames::Skip`.
+fn fingerprint_of(s: &Snapshot, frames: Frames) -> String {
+    let keep = frames == Frames::Keep;
     let mut out = format!("{:?} {} segments\n", s.form, s.segments.len());
     for seg in &s.segments {
         out += &format!(
@@ -16,14 +24,14 @@ fn fingerprint(s: &Snapshot) -> String {
             seg.segment_pool_id,
             seg.is_expandable,
             seg.blocks.len(),
-            seg.frames.map(|f| s.stacks.stack(f).len())
+            seg.frames.filter(|_| keep).map(|f| s.stacks.stack(f).len())
         );
         for b in &seg.blocks {
             out += &format!(
                 "  {:?} {} {:?} {:?}",
                 b.address, b.size, b.requested_size, b.state
             );
-            if let Some(f) = b.frames {
+            if let Some(f) = b.frames.filter(|_| keep) {
                 for fr in s.stacks.frames_of(f) {
                     out += &format!(" {}:{}:{}", fr.filename, fr.line, fr.name);
                 }
@@ -44,7 +52,7 @@ fn fingerprint(s: &Snapshot) -> String {
                 e.compile_context(),
                 e.device_free()
             );
-            if let Some(f) = e.frames() {
+            if let Some(f) = e.frames().filter(|_| keep) {
                 out += &format!(" [{} frames]", s.stacks.stack(f).len());
                 if let Some(fr) = s.stacks.frames_of(f).next() {
                     out += &format!(" {}:{}:{}", fr.filename, fr.line, fr.name);
@@ -85,6 +93,50 @@ fn every_real_fixture_reads_and_round_trips_in_rust() {
             "{}",
             f.display()
         );
+    }
+}
+
+/// A read that skips frames (`memsnap stats`) gives the full read's snapshot without any stack,
+/// and the same counts and totals: the skipped lists are dropped as they come, so nothing but
+/// the stacks may differ.
+#[test]
+fn a_read_skipping_frames_is_the_full_read_without_stacks() {
+    let Some(files) = fixtures::real_fixtures() else {
+        return;
+    };
+    for f in files {
+        let bytes = std::fs::read(&f).expect("read fixture");
+        let name = f.display();
+        let full = read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let skip = read_with(&bytes, Frames::Skip, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{name}, skipping frames: {e}"));
+        assert_eq!(skip.stacks.stack_count(), 0, "{name}: a stack was kept");
+        let all_segments = skip
+            .segments
+            .iter()
+            .chain(skip.host_segments.iter().flatten());
+        for seg in all_segments {
+            assert!(seg.frames.is_none(), "{name}: a segment kept its frames");
+            assert!(
+                seg.blocks.iter().all(|b| b.frames.is_none()),
+                "{name}: a block kept its frames"
+            );
+        }
+        let entries = skip.device_traces.iter().flatten().flatten();
+        assert!(
+            entries
+                .chain(skip.host_traces.iter().flatten())
+                .all(|e| e.frames().is_none()),
+            "{name}: a trace entry kept its frames"
+        );
+        assert_eq!(
+            fingerprint_of(&full, Frames::Skip),
+            fingerprint_of(&skip, Frames::Skip),
+            "{name}"
+        );
+        assert_eq!(Summary::of(&full), Summary::of(&skip), "{name}");
+        assert_eq!(HostSummary::of(&full), HostSummary::of(&skip), "{name}");
+        assert_eq!(pool_totals(&full), pool_totals(&skip), "{name}");
     }
 }
 

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use memsnap_core::snapshot::{read_with_progress, starts_like_a_snapshot, validate, Snapshot};
+use memsnap_core::snapshot::{read_with, starts_like_a_snapshot, validate, Frames, Snapshot};
 
 use super::progress::Reading;
 
@@ -124,27 +124,36 @@ pub fn bytes(path: &str) -> Result<Bytes, CliError> {
 /// reading (`validate`) go to stderr as `memsnap: warning: <file>: ...` lines.
 /// A terminal gets a progress bar on stderr while a large file is parsed.
 pub fn load(path: &str) -> Result<Snapshot, CliError> {
-    load_with(path, true).map(|(snap, _)| snap)
+    load_with(path, true, Frames::Keep).map(|(snap, _)| snap)
+}
+
+/// [`load`] for a command that shows no stack: every `frames` is left out (see [`Frames::Skip`]).
+pub fn load_without_frames(path: &str) -> Result<Snapshot, CliError> {
+    load_with(path, true, Frames::Skip).map(|(snap, _)| snap)
 }
 
 /// [`load`] without the reading bar (commands over many files draw one bar for the set), with
 /// the number of bytes read (the file's size; compressed size when gzipped). The bytes are
 /// dropped before returning: only the snapshot stays in memory.
 pub fn load_sized(path: &str) -> Result<(Snapshot, u64), CliError> {
-    load_with(path, false)
+    load_with(path, false, Frames::Keep)
 }
 
-fn load_with(path: &str, bar: bool) -> Result<(Snapshot, u64), CliError> {
+fn load_with(path: &str, bar: bool, frames: Frames) -> Result<(Snapshot, u64), CliError> {
     let data = bytes(path)?;
-    let snap = parse(path, &data, bar)?;
+    let snap = parse_with(path, &data, bar, frames)?;
     Ok((snap, data.len() as u64))
 }
 
 /// Parses `data`, the bytes of the file `path` names, as [`load`] does (`bar`: a progress bar
 /// on a terminal).
 pub fn parse(path: &str, data: &[u8], bar: bool) -> Result<Snapshot, CliError> {
+    parse_with(path, data, bar, Frames::Keep)
+}
+
+fn parse_with(path: &str, data: &[u8], bar: bool, frames: Frames) -> Result<Snapshot, CliError> {
     let mut reading = bar.then(|| Reading::new(data.len() as u64, display_name(path)));
-    let snap = read_with_progress(data, &mut |done| {
+    let snap = read_with(data, frames, &mut |done| {
         if let Some(r) = reading.as_mut() {
             r.set(done)
         }

@@ -7,7 +7,7 @@ use memsnap_core::snapshot::Snapshot;
 
 use super::format::size_exact;
 use super::output::print;
-use super::input::{load, CliError};
+use super::input::{load_without_frames, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -20,7 +20,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    let snapshot = load(&args.file)?;
+    // The counts and totals need no stack, and most of a large file is its frame lists.
+    let snapshot = load_without_frames(&args.file)?;
     let text = render(&args, &snapshot);
     print(&text)
 }

@@ -8,7 +8,9 @@ pub mod value;
 pub mod write;
 
 pub use model::*;
-pub use read::{read, read_with_progress, starts_like_a_snapshot, ReadError, Streaming};
+pub use read::{
+    read, read_with, read_with_progress, starts_like_a_snapshot, Frames, ReadError, Streaming,
+};
 pub use validate::{validate, Warning, WarningKind};
 pub use value::Value;
 pub use write::write;

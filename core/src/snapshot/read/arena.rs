@@ -31,6 +31,11 @@ pub(super) enum Node<'a> {
     /// A trace entry dict that the machine filled straight into a [`TraceSink`]; its pairs
     /// never became nodes.
     Entry(EntryRef),
+    /// A trace entry's `frames` list in a read that skips frames ([`Frames::Skip`]): its items
+    /// were dropped as they came. Met anywhere but there, it is an error, never an empty list.
+    ///
+    /// [`Frames::Skip`]: super::Frames::Skip
+    SkippedFrames,
 }
 
 /// Where an [`Node::Entry`]'s fields went: entry `idx` of trace sink `sink`.
@@ -115,6 +120,7 @@ impl Node<'_> {
             Node::Set(_) => "set",
             Node::FrozenSet(_) => "frozenset",
             Node::Entry(_) => "dict",
+            Node::SkippedFrames => "list (a trace entry's frames, skipped)",
         }
     }
 }

@@ -45,6 +45,16 @@ pub fn starts_like_a_snapshot(bytes: &[u8]) -> bool {
     bytes.first() == Some(&super::opcodes::PROTO) || gzip::is_gzip(bytes) || json::is_json(bytes)
 }
 
+/// Whether a read keeps the stacks of trace entries, segments and blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frames {
+    /// Every `frames` list interned into [`Stacks`](super::model::Stacks).
+    Keep,
+    /// Every `frames` left `None` and never looked at, type included: for a command that
+    /// shows no stack (`memsnap stats`). Most of a large snapshot is its frame lists.
+    Skip,
+}
+
 /// Reads a snapshot (pickle or JSON, either possibly gzipped).
 pub fn read(bytes: &[u8]) -> Result<Snapshot, ReadError> {
     read_with_progress(bytes, &mut |_| {})
@@ -54,6 +64,15 @@ pub fn read(bytes: &[u8]) -> Result<Snapshot, ReadError> {
 /// (monotonic, ending at `bytes.len()`), for a progress bar.
 pub fn read_with_progress(
     bytes: &[u8],
+    progress: &mut dyn FnMut(u64),
+) -> Result<Snapshot, ReadError> {
+    read_with(bytes, Frames::Keep, progress)
+}
+
+/// As [`read_with_progress`], keeping or skipping the stacks.
+pub fn read_with(
+    bytes: &[u8],
+    frames: Frames,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Snapshot, ReadError> {
     if bytes.is_empty() {
@@ -67,22 +86,26 @@ pub fn read_with_progress(
         let out_len = inflated.len().max(1) as u64;
         let mut scaled =
             |pos: u64| progress(total / 2 + pos.min(out_len) * (total - total / 2) / out_len);
-        return decode(&inflated, &mut scaled).map_err(|mut e| {
+        return decode(&inflated, frames, &mut scaled).map_err(|mut e| {
             e.message.push_str(" (offset in the gunzipped data)");
             e
         });
     }
-    decode(bytes, progress)
+    decode(bytes, frames, progress)
 }
 
-fn decode(bytes: &[u8], progress: &mut dyn FnMut(u64)) -> Result<Snapshot, ReadError> {
+fn decode(
+    bytes: &[u8],
+    frames: Frames,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Snapshot, ReadError> {
     too_large(bytes.len())?;
     let (arena, traces) = if json::is_json(bytes) {
         (json::parse(bytes, progress)?, Vec::new())
     } else {
-        pickle::parse(bytes, progress)?
+        pickle::parse(bytes, frames, progress)?
     };
-    let snapshot = schema::build(&arena, traces, bytes.len() as u64)?;
+    let snapshot = schema::build(&arena, traces, bytes.len() as u64, frames)?;
     progress(bytes.len() as u64);
     Ok(snapshot)
 }
@@ -134,7 +157,7 @@ impl<'a> Streaming<'a> {
         let Some((arena, traces)) = self.machine.advance(prefix, progress)? else {
             return Ok(None);
         };
-        let snapshot = schema::build(&arena, traces, self.total as u64)?;
+        let snapshot = schema::build(&arena, traces, self.total as u64, Frames::Keep)?;
         progress(self.total as u64);
         Ok(Some(snapshot))
     }

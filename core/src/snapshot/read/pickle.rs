@@ -12,6 +12,7 @@ use super::super::opcodes::{self as op};
 use super::arena::{long_from_le, Arena, Node, NodeId, Span, TraceSink};
 use super::error::ReadError;
 use super::text;
+use super::Frames;
 
 mod capacity;
 mod checkpoint;
@@ -36,10 +37,12 @@ const MAX_SHARED_LIST: usize = 1024;
 /// Runs the pickle: its object graph, and the trace entries filled directly (see [`TraceSink`]).
 pub(super) fn parse<'a>(
     data: &'a [u8],
+    frames: Frames,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Arena<'a>, Vec<TraceSink>), ReadError> {
     let mut m = Machine::new(data.len());
     m.data = data;
+    m.frames = frames;
     match m.run(progress)? {
         Some(root) => Ok(m.take_result(root)),
         // The input is whole, so the machine never waits for more of it.
@@ -154,6 +157,7 @@ impl<'a> Machine<'a> {
             key_fields: vec![(entries::NO_KEY, field::Field::Other); entries::KEY_CACHE],
             action_nodes: Vec::new(),
             checkpoint: checkpoint::Checkpoint::default(),
+            frames: Frames::Keep,
         }
     }
 
@@ -629,8 +633,12 @@ impl<'a> Machine<'a> {
                     None => self.push_node(Node::Dict(Span::default())),
                 },
                 op::EMPTY_LIST => {
-                    self.push_node(Node::List(Span::default()));
-                    self.note_trace_list();
+                    if self.opens_skipped_frames() {
+                        self.push_node(Node::SkippedFrames);
+                    } else {
+                        self.push_node(Node::List(Span::default()));
+                        self.note_trace_list();
+                    }
                 }
                 op::EMPTY_TUPLE => self.push_node(Node::Tuple(Span::default())),
                 op::EMPTY_SET => self.push_node(Node::Set(Span::default())),
@@ -723,6 +731,9 @@ impl<'a> Machine<'a> {
                 op::APPEND => {
                     let item = self.pop()?;
                     let list = self.top()?;
+                    if self.is_skipped(list) {
+                        continue;
+                    }
                     let mut sp = self.list_span(list)?;
                     let id = self.keep(item);
                     sp.extend(&mut self.items, &[id]);
@@ -731,6 +742,10 @@ impl<'a> Machine<'a> {
                 op::APPENDS => {
                     let mark = self.pop_mark()?;
                     let list = self.target_below(mark)?;
+                    if self.is_skipped(list) {
+                        self.stack.truncate(mark);
+                        continue;
+                    }
                     let mut sp = self.list_span(list)?;
                     let fresh = sp.cap == 0;
                     self.store_seq(mark, &mut sp);
@@ -936,12 +951,14 @@ impl<'a> Machine<'a> {
     fn check_key(&self, key: Item) -> Result<(), ReadError> {
         match key {
             Item::Node(id) => match &self.nodes[id as usize] {
-                Node::List(_) | Node::Dict(_) | Node::Set(_) | Node::Entry(_) => {
-                    Err(self.err(format!(
-                        "unhashable {} used as a dict key or set item",
-                        self.nodes[id as usize].type_name()
-                    )))
-                }
+                Node::List(_)
+                | Node::Dict(_)
+                | Node::Set(_)
+                | Node::Entry(_)
+                | Node::SkippedFrames => Err(self.err(format!(
+                    "unhashable {} used as a dict key or set item",
+                    self.nodes[id as usize].type_name()
+                ))),
                 _ => Ok(()),
             },
             Item::Int(..) => Ok(()),

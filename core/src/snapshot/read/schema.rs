@@ -18,6 +18,7 @@ use super::super::value::Value;
 use super::arena::{Arena, EntryRef, Node, NodeId, TraceSink};
 use super::error::ReadError;
 use super::values::Values;
+use super::Frames;
 
 /// Where a node sits, for messages; built on the stack, formatted only on error.
 #[derive(Clone, Copy)]
@@ -72,14 +73,17 @@ struct Builder<'r, 'a> {
     /// Typed items (segments, blocks, trace entries) still allowed: at most one per input
     /// byte, so memo references cannot blow a small file up into a huge model.
     budget: u64,
+    frames: Frames,
 }
 
 pub(super) fn build(
     arena: &Arena<'_>,
     sinks: Vec<TraceSink>,
     input_len: u64,
+    frames: Frames,
 ) -> Result<Snapshot, ReadError> {
     let mut b = Builder {
+        frames,
         sinks,
         stack_by_span: HashMap::new(),
         frame_by_content: HashMap::new(),
@@ -418,7 +422,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 }
                 "segment_pool_id" => s.segment_pool_id = Some(self.pool_id(v, &p)?),
                 "is_expandable" => s.is_expandable = Some(self.boolean(v, &p)?),
-                "frames" => s.frames = Some(self.stack(v, &p)?),
+                "frames" => s.frames = self.frames(v, &p)?,
                 "blocks" => {
                     let items = self.list(v, &p)?;
                     self.spend(&p, v, items.len())?;
@@ -492,7 +496,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                         }
                     })
                 }
-                "frames" => b.frames = Some(self.stack(v, &p)?),
+                "frames" => b.frames = self.frames(v, &p)?,
                 "history" => b.history = Some(self.history(v, &p)?),
                 _ => self.extra(&mut b.extra, key, v)?,
             }
@@ -544,7 +548,7 @@ impl<'r, 'a> Builder<'r, 'a> {
                 match key {
                     "addr" => e.addr = Some(self.uint(v, &p).ok()?),
                     "real_size" => e.real_size = Some(self.uint(v, &p).ok()?),
-                    "frames" => e.frames = Some(self.stack(v, &p).ok()?),
+                    "frames" => e.frames = self.frames(v, &p).ok()?,
                     _ => self.extra(&mut e.extra, key, v).ok()?,
                 }
             }
@@ -664,7 +668,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             "size" => e.set_size(Some(self.uint(v, &p)?)),
             "stream" => e.set_stream(Some(self.int(v, &p)?)),
             "time_us" => e.set_time_us(Some(self.int(v, &p)?)),
-            "frames" => e.set_frames(Some(self.stack(v, &p)?)),
+            "frames" => e.set_frames(self.frames(v, &p)?),
             "device_free" => e.set_device_free(Some(self.uint(v, &p)?)),
             "compile_context" => e.set_compile_context(Some(self.string(v, &p)?)),
             "user_metadata" => e.set_user_metadata(Some(self.value(v)?)),
@@ -696,6 +700,14 @@ impl<'r, 'a> Builder<'r, 'a> {
         match self.node(id) {
             Node::List(sp) => (sp.start, sp.len),
             _ => (usize::MAX, 0),
+        }
+    }
+
+    /// A `frames` value: its stack, or `None` when this read skips frames.
+    fn frames(&mut self, id: NodeId, path: &Path) -> Result<Option<StackId>, ReadError> {
+        match self.frames {
+            Frames::Keep => self.stack(id, path).map(Some),
+            Frames::Skip => Ok(None),
         }
     }
 

@@ -6,7 +6,7 @@ use super::super::model::{Action, BlockState, Form, History, HistoryEntry, Snaps
 use super::super::opcodes as op;
 use super::super::value::Value;
 use super::super::write::write;
-use super::{read_with_progress, ReadError, Streaming};
+use super::{read_with, read_with_progress, Frames, ReadError, Streaming};
 
 /// `super::read`, checked against the same input read as it streams in ([`Streaming`], one
 /// byte at a time for small inputs): every test here also tests that the streamed read gives
@@ -1114,6 +1114,11 @@ fn entry(
 /// level with MARK ... DICT instead of EMPTY_DICT ... SETITEMS, which the machine does not
 /// recognise as a snapshot: its entries take the general path.
 fn two_traces(root_by_dict: bool) -> Vec<u8> {
+    two_traces_then(root_by_dict, |p| p)
+}
+
+/// [`two_traces`] with more pairs of the top-level dict after `device_traces` (`more`).
+fn two_traces_then(root_by_dict: bool, more: impl FnOnce(P) -> P) -> Vec<u8> {
     let mut p = P::proto(4);
     p = if root_by_dict {
         p.op(op::MARK)
@@ -1151,7 +1156,7 @@ fn two_traces(root_by_dict: bool) -> Vec<u8> {
         |p| p.op(op::EMPTY_LIST),
         |p| p.s("device_free").k(9),
     );
-    p = p.op(op::APPEND).op(op::APPENDS);
+    p = more(p.op(op::APPEND).op(op::APPENDS));
     p = if root_by_dict {
         p.op(op::DICT)
     } else {
@@ -1164,7 +1169,7 @@ fn two_traces(root_by_dict: bool) -> Vec<u8> {
 fn trace_entries_filled_while_parsing_equal_the_general_path() {
     let fast = two_traces(false);
     let general = two_traces(true);
-    let sinks = |b: &[u8]| match super::pickle::parse(b, &mut |_| {}) {
+    let sinks = |b: &[u8]| match super::pickle::parse(b, Frames::Keep, &mut |_| {}) {
         Ok((_, sinks)) => sinks.iter().map(|s| s.entries.len()).collect::<Vec<_>>(),
         Err(e) => panic!("{e}"),
     };
@@ -1207,6 +1212,67 @@ fn trace_entries_filled_while_parsing_equal_the_general_path() {
         (Action::Oom, Some(9))
     );
     assert_eq!(a.stacks.stack(t1[0].frames().unwrap()).len(), 0);
+}
+
+fn skipping_frames(bytes: &[u8]) -> Result<Snapshot, ReadError> {
+    read_with(bytes, Frames::Skip, &mut |_| {})
+}
+
+#[test]
+fn a_read_skipping_frames_keeps_everything_but_the_stacks() {
+    for root_by_dict in [false, true] {
+        let bytes = two_traces(root_by_dict);
+        let (full, skip) = (read(&bytes).unwrap(), skipping_frames(&bytes).unwrap());
+        assert_eq!(skip.stacks.stack_count(), 0);
+        assert_eq!(skip.stacks.frame_count(), 0);
+        let (a, b) = (full.device_traces.unwrap(), skip.device_traces.unwrap());
+        assert_eq!(a.len(), b.len());
+        for (ta, tb) in a.iter().zip(&b) {
+            assert_eq!(ta.len(), tb.len());
+            for (ea, eb) in ta.iter().zip(tb) {
+                assert!(ea.frames().is_some() && eb.frames().is_none());
+                let mut ea = ea.clone();
+                ea.set_frames(None);
+                assert_eq!(
+                    format!("{ea:?}"),
+                    format!("{eb:?}"),
+                    "root_by_dict {root_by_dict}"
+                );
+            }
+        }
+    }
+    // On the fast path the frame lists' items never reach the arena's pool: of its items
+    // (the trace lists', the pool_id tuple's and the one frame list's), the frame dict goes.
+    let bytes = two_traces(false);
+    let items = |frames| match super::pickle::parse(&bytes, frames, &mut |_| {}) {
+        Ok((arena, _)) => arena.items.len(),
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!((items(Frames::Keep), items(Frames::Skip)), (8, 7));
+}
+
+#[test]
+fn a_skipped_frame_list_met_elsewhere_is_an_error_not_an_empty_list() {
+    // A top-level key whose value is the first entry's frame list (memo 2), which a full
+    // read keeps as a list of one frame dict.
+    let bytes = two_traces_then(false, |p| p.s("again").op(op::BINGET).raw(&[2]));
+    let full = read(&bytes).unwrap();
+    assert!(matches!(&full.extra[0].1, Value::List(l) if l.len() == 1));
+    let e = skipping_frames(&bytes).unwrap_err();
+    assert!(
+        e.message
+            .contains("frame list is referenced again elsewhere"),
+        "{e}"
+    );
+    // What a skipping read never looks at, it never refuses: a `frames` that is not a list.
+    let bad = entry(device_0_open(), "alloc", 1, |p| p.k(5), |p| p)
+        .op(op::APPENDS)
+        .op(op::APPEND)
+        .op(op::SETITEMS)
+        .stop();
+    assert!(read(&bad).unwrap_err().message.contains("frames"));
+    let s = skipping_frames(&bad).unwrap();
+    assert_eq!(s.trace(0).len(), 1);
 }
 
 #[test]
@@ -1347,7 +1413,8 @@ fn a_small_dense_input_reserves_by_its_rate() {
         p = p.k((i % 200) as u8).op(op::APPEND);
     }
     let bytes = p.stop();
-    let (arena, _) = super::pickle::parse(&bytes, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let (arena, _) =
+        super::pickle::parse(&bytes, Frames::Keep, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     let (len, room) = (arena.nodes.len(), arena.nodes.capacity());
     assert!(len > n, "{len} nodes");
     assert!(room * 4 <= len * 5, "{room} nodes reserved for {len}");

@@ -72,6 +72,12 @@ impl Values {
                     "a trace entry dict of device_traces is referenced a second time (memo reference); memsnap reads each trace entry once",
                 ))
             }
+            Node::SkippedFrames => {
+                return Err(ReadError::at(
+                    arena.offset(id),
+                    "a trace entry's frame list is referenced again elsewhere (memo reference); this read skips frames, so read the file in full",
+                ))
+            }
             Node::BigInt(b) => Value::BigInt(Arc::from(&b[..])),
             Node::Str(s) => Value::Str(Arc::from(&s[..])),
             Node::Bytes(b) => Value::Bytes(Arc::from(&b[..])),

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use super::super::error::ReadError;
+use super::super::Frames;
 use super::field::Field;
 use super::machine::{Item, Machine};
 use crate::snapshot::model::{Action, EntryRest, StackId, TraceEntry};
@@ -77,6 +78,31 @@ impl Machine<'_> {
             _ => None,
         };
         [under_mark, right_below]
+    }
+
+    /// At EMPTY_LIST, in a read that skips frames: whether the list opened is the value of a
+    /// trace entry's `frames` key (under the entry's MARK, or right above it for a SETITEM).
+    #[inline]
+    pub(super) fn opens_skipped_frames(&self) -> bool {
+        if self.frames == Frames::Keep || self.trace_lists.is_empty() {
+            return false;
+        }
+        let n = self.stack.len();
+        let is_entry = |i: usize| matches!(self.stack.get(i), Some(Item::Node(id)) if matches!(self.nodes[*id as usize], Node::Entry(_)));
+        let m = self.marks.last().copied();
+        // [entry, MARK, k, v, ..., k, <list>] (SETITEMS)
+        let setitems =
+            matches!(m, Some(m) if m >= 1 && n > m && (n - m) % 2 == 1 && is_entry(m - 1));
+        // [entry, k, <list>] (SETITEM), no MARK between them.
+        let setitem = n >= 2 && m.is_none_or(|m| m <= n - 2) && is_entry(n - 2);
+        (setitems || setitem)
+            && matches!(self.stack[n - 1], Item::Node(k) if matches!(&self.nodes[k as usize], Node::Str(s) if s == "frames"))
+    }
+
+    /// Whether an APPEND(S) target is a skipped frame list (its items are dropped).
+    #[inline]
+    pub(super) fn is_skipped(&self, target: Item) -> bool {
+        matches!(target, Item::Node(id) if matches!(self.nodes[id as usize], Node::SkippedFrames))
     }
 
     /// At EMPTY_DICT: the sink when the dict is opened under a trace list's MARK.
@@ -225,6 +251,8 @@ impl Machine<'_> {
                 }
                 Item::Int(..) => return false,
             },
+            // Consumed, never looked at: the schema skips every other `frames` alike.
+            Field::Frames if self.frames == Frames::Skip => {}
             Field::Frames => match value {
                 // The list node for now; the schema interns it into a stack.
                 Item::Node(v) if matches!(self.nodes[v as usize], Node::List(_)) => {

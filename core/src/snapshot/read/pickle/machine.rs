@@ -70,4 +70,6 @@ pub(super) struct Machine<'a> {
     pub(super) entry_items: Vec<Item>,
     /// Vector lengths at the last progress checkpoint (see `capacity`).
     pub(super) checkpoint: Checkpoint,
+    /// Whether trace entries keep their frame lists.
+    pub(super) frames: super::super::Frames,
 }
