@@ -133,6 +133,11 @@ fn key_of(v: &Value) -> Option<Key<'_>> {
 /// crafted files, and comparing container keys structurally costs quadratic time in the number
 /// of keys and exponential time in memo-shared depth (a hang, not an answer).
 fn dedup_keys(pairs: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
+    // A small dict (every annotation and setting) is searched without a map: the map's
+    // allocation and hashing were most of converting one (1,802 annotations in one real file).
+    if pairs.len() <= SMALL_DICT && !has_repeated_key(&pairs) {
+        return pairs;
+    }
     let mut keep: Vec<Option<usize>> = Vec::with_capacity(pairs.len());
     {
         let mut seen = HashMap::new();
@@ -165,6 +170,19 @@ fn dedup_keys(pairs: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
         }
     }
     out.into_iter().flatten().collect()
+}
+
+/// Dicts up to this many pairs are searched for repeated keys pairwise.
+const SMALL_DICT: usize = 8;
+
+fn has_repeated_key(pairs: &[(Value, Value)]) -> bool {
+    pairs.iter().enumerate().any(|(i, (k, _))| {
+        key_of(k).is_some_and(|k| {
+            pairs[..i]
+                .iter()
+                .any(|(e, _)| key_of(e).as_ref() == Some(&k))
+        })
+    })
 }
 
 /// Python set semantics: equal items kept once.
