@@ -215,3 +215,35 @@ fn missing_file_and_usage_errors() {
     let out = memsnap_bin::run(&["frobnicate", "x"], None);
     assert_eq!(out.status.code(), Some(2), "unknown subcommand");
 }
+
+/// `stats` reads without frames; a trace entry's frame list that the file refers to again
+/// outside the entry (a memo reference, which CPython writes for a list it meets twice) makes
+/// that read refuse it, and `stats` then reads the file in full: the same figures as the file
+/// without the second reference, no message.
+#[test]
+fn a_frame_list_shared_outside_its_entry_still_gets_stats() {
+    let dir = fixtures::scratch("shared-frame-list");
+    let script = |again: &str| {
+        format!(
+            "import pickle,sys\n\
+             fr=[{{'filename':'a.py','line':1,'name':'f'}}]\n\
+             b={{'address':4096,'size':512,'requested_size':500,'state':'active_allocated'}}\n\
+             free={{'address':4608,'size':2096640,'requested_size':0,'state':'inactive'}}\n\
+             s={{'device':0,'address':4096,'total_size':2097152,'stream':0,'blocks':[b,free]}}\n\
+             t=[{{'action':'alloc','addr':4096,'size':500,'stream':0,'frames':fr}}]\n\
+             d={{'segments':[s],'device_traces':[t]{again}}}\n\
+             sys.stdout.buffer.write(pickle.dumps(d,protocol=4))"
+        )
+    };
+    let plain = dir.join("plain.pickle");
+    std::fs::write(&plain, python_bytes(&script(""))).expect("write");
+    let shared = dir.join("shared.pickle");
+    std::fs::write(&shared, python_bytes(&script(",'again':fr"))).expect("write");
+    let out = memsnap_bin::run(&["stats", "--json", shared.to_str().expect("path")], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(stderr.is_empty(), "stderr: {stderr}");
+    let expected = memsnap_bin::stdout(&["stats", "--json", plain.to_str().expect("path")]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+    assert!(expected.contains("\"trace_entries\":[1]"), "{expected}");
+}

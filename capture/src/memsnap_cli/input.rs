@@ -127,7 +127,8 @@ pub fn load(path: &str) -> Result<Snapshot, CliError> {
     load_with(path, true, Frames::Keep).map(|(snap, _)| snap)
 }
 
-/// [`load`] for a command that shows no stack: every `frames` is left out (see [`Frames::Skip`]).
+/// [`load`] for a command that shows no stack: every `frames` is left out (see [`Frames::Skip`];
+/// it accepts and refuses what [`load`] does, with the same message).
 pub fn load_without_frames(path: &str) -> Result<Snapshot, CliError> {
     load_with(path, true, Frames::Skip).map(|(snap, _)| snap)
 }

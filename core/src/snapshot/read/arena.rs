@@ -32,7 +32,8 @@ pub(super) enum Node<'a> {
     /// never became nodes.
     Entry(EntryRef),
     /// A trace entry's `frames` list in a read that skips frames ([`Frames::Skip`]): its items
-    /// were dropped as they came. Met anywhere but there, it is an error, never an empty list.
+    /// were dropped as they came, their distinct dicts noted ([`Arena::skipped_frame_dicts`]).
+    /// Met anywhere but there, it is an error, never an empty list.
     ///
     /// [`Frames::Skip`]: super::Frames::Skip
     SkippedFrames,
@@ -135,6 +136,9 @@ pub(super) struct Arena<'a> {
     pub(super) pairs: Vec<(NodeId, NodeId)>,
     /// The object STOP returned.
     pub(super) root: NodeId,
+    /// The distinct items of skipped frame lists ([`Node::SkippedFrames`]), each a dict: the
+    /// schema checks them as frames, so a read that skips frames refuses what a full one does.
+    pub(super) skipped_frame_dicts: Vec<NodeId>,
 }
 
 impl<'a> Arena<'a> {

@@ -38,6 +38,7 @@ pub(super) fn parse<'a>(
             items: Vec::new(),
             pairs: Vec::new(),
             root: 0,
+            skipped_frame_dicts: Vec::new(),
         },
     };
     let root = p.value(0)?;

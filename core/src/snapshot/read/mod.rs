@@ -50,8 +50,10 @@ pub fn starts_like_a_snapshot(bytes: &[u8]) -> bool {
 pub enum Frames {
     /// Every `frames` list interned into [`Stacks`](super::model::Stacks).
     Keep,
-    /// Every `frames` left `None` and never looked at, type included: for a command that
-    /// shows no stack (`memsnap stats`). Most of a large snapshot is its frame lists.
+    /// Every `frames` checked but left `None`: for a command that shows no stack (`memsnap
+    /// stats`). Most of a large snapshot is its frame lists, and building their stacks is most
+    /// of reading them. A file this read cannot take is read in full instead, so the result,
+    /// error included, is then [`Frames::Keep`]'s (with its stacks).
     Skip,
 }
 
@@ -71,6 +73,28 @@ pub fn read_with_progress(
 
 /// As [`read_with_progress`], keeping or skipping the stacks.
 pub fn read_with(
+    bytes: &[u8],
+    frames: Frames,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Snapshot, ReadError> {
+    if frames == Frames::Keep {
+        return read_inner(bytes, Frames::Keep, progress);
+    }
+    // A second pass reports only past where the first got to: progress stays monotonic.
+    let mut reached = 0;
+    let mut onward = |n: u64| {
+        if n > reached {
+            reached = n;
+            progress(n);
+        }
+    };
+    // The skipping read's own refusals (a skipped list referenced elsewhere, a frame that is
+    // not one) are not told: the full read takes the file, or says what is wrong with it.
+    read_inner(bytes, Frames::Skip, &mut onward)
+        .or_else(|_| read_inner(bytes, Frames::Keep, &mut onward))
+}
+
+fn read_inner(
     bytes: &[u8],
     frames: Frames,
     progress: &mut dyn FnMut(u64),

@@ -158,6 +158,8 @@ impl<'a> Machine<'a> {
             action_nodes: Vec::new(),
             checkpoint: checkpoint::Checkpoint::default(),
             frames: Frames::Keep,
+            skipped_frame_dicts: Vec::new(),
+            noted_frame_dict: Vec::new(),
         }
     }
 
@@ -169,6 +171,7 @@ impl<'a> Machine<'a> {
             items: std::mem::take(&mut self.items),
             pairs: std::mem::take(&mut self.pairs),
             root,
+            skipped_frame_dicts: std::mem::take(&mut self.skipped_frame_dicts),
         };
         (arena, std::mem::take(&mut self.traces))
     }
@@ -732,6 +735,7 @@ impl<'a> Machine<'a> {
                     let item = self.pop()?;
                     let list = self.top()?;
                     if self.is_skipped(list) {
+                        self.note_skipped_frames(&[item])?;
                         continue;
                     }
                     let mut sp = self.list_span(list)?;
@@ -743,6 +747,10 @@ impl<'a> Machine<'a> {
                     let mark = self.pop_mark()?;
                     let list = self.target_below(mark)?;
                     if self.is_skipped(list) {
+                        let items = std::mem::take(&mut self.stack);
+                        let noted = self.note_skipped_frames(&items[mark..]);
+                        self.stack = items;
+                        noted?;
                         self.stack.truncate(mark);
                         continue;
                     }

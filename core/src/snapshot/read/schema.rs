@@ -41,6 +41,8 @@ impl std::fmt::Display for Path<'_> {
 }
 
 const UNSET: u32 = u32::MAX;
+/// A frame list checked by a read that skips frames ([`Builder::check_frames`]).
+const CHECKED: u32 = u32::MAX - 1;
 /// Strings up to this many bytes are shared by content as well as by node.
 const SHARE_BY_CONTENT_MAX: usize = 96;
 
@@ -98,6 +100,13 @@ pub(super) fn build(
         budget: input_len,
     };
     let mut snap = b.snapshot(arena.root)?;
+    if frames == Frames::Skip {
+        // The skipped lists' frames, checked as a full read checks them, then dropped.
+        for &d in &arena.skipped_frame_dicts {
+            b.check_frame(d, &Path::Key(&Path::Root, "frames"))?;
+        }
+        return Ok(snap);
+    }
     snap.stacks = std::mem::take(&mut b.stacks);
     Ok(snap)
 }
@@ -637,7 +646,7 @@ impl<'r, 'a> Builder<'r, 'a> {
             return Err(self.expected(path, id, "dict"));
         };
         if let Some(StackId(list)) = e.frames() {
-            e.set_frames(Some(self.stack(list, &Path::Key(path, "frames"))?));
+            e.set_frames(self.frames(list, &Path::Key(path, "frames"))?);
         }
         let mut action = self.sinks[r.sink as usize].has_action[r.idx as usize].then_some(());
         for &(_, k, v) in deferred {
@@ -703,12 +712,56 @@ impl<'r, 'a> Builder<'r, 'a> {
         }
     }
 
-    /// A `frames` value: its stack, or `None` when this read skips frames.
+    /// A `frames` value: its stack, or `None` when this read skips frames (checked all the
+    /// same, so that the read refuses what a full read does).
     fn frames(&mut self, id: NodeId, path: &Path) -> Result<Option<StackId>, ReadError> {
         match self.frames {
             Frames::Keep => self.stack(id, path).map(Some),
-            Frames::Skip => Ok(None),
+            Frames::Skip => self.check_frames(id, path).map(|()| None),
         }
+    }
+
+    /// What [`Self::stack`] checks of a frame list, without making the stack. A skipped list's
+    /// items were checked as dicts by the machine, and are checked as frames at the end.
+    fn check_frames(&mut self, id: NodeId, path: &Path) -> Result<(), ReadError> {
+        if matches!(self.node(id), Node::SkippedFrames) {
+            return Ok(());
+        }
+        let items = self.list(id, path)?;
+        if self.interned[id as usize] == CHECKED {
+            return Ok(());
+        }
+        for (i, &f) in items.iter().enumerate() {
+            self.check_frame(f, &Path::Index(path, i))?;
+        }
+        self.interned[id as usize] = CHECKED;
+        Ok(())
+    }
+
+    /// What [`Self::frame`] checks of a frame dict, without interning it or its strings.
+    fn check_frame(&mut self, id: NodeId, path: &Path) -> Result<(), ReadError> {
+        if matches!(self.node(id), Node::Dict(_)) && self.interned[id as usize] == CHECKED {
+            return Ok(());
+        }
+        let pairs = self.dict(id, path)?;
+        let (mut filename, mut line, mut name) = (false, false, false);
+        for &(k, v) in pairs.iter() {
+            let key = self.key(k, path)?;
+            let p = Path::Key(path, key);
+            match key {
+                "filename" => filename = self.str_ref(v, &p).map(|_| true)?,
+                "line" => line = self.int(v, &p).map(|_| true)?,
+                "name" => name = self.str_ref(v, &p).map(|_| true)?,
+                _ => drop(self.value(v)?),
+            }
+        }
+        for (present, key) in [(filename, "filename"), (line, "line"), (name, "name")] {
+            if !present {
+                return Err(self.missing(path, id, key));
+            }
+        }
+        self.interned[id as usize] = CHECKED;
+        Ok(())
     }
 
     /// A frame list, interned once per distinct list node.

@@ -1251,28 +1251,117 @@ fn a_read_skipping_frames_keeps_everything_but_the_stacks() {
     assert_eq!((items(Frames::Keep), items(Frames::Skip)), (8, 7));
 }
 
+/// The skipping pass alone, without the full read it falls back to.
+fn skip_pass(bytes: &[u8]) -> Result<Snapshot, ReadError> {
+    super::read_inner(bytes, Frames::Skip, &mut |_| {})
+}
+
 #[test]
-fn a_skipped_frame_list_met_elsewhere_is_an_error_not_an_empty_list() {
-    // A top-level key whose value is the first entry's frame list (memo 2), which a full
-    // read keeps as a list of one frame dict.
+fn a_file_the_skipping_pass_refuses_reads_in_full() {
+    // A top-level key whose value is the first entry's frame list (memo 2): the skipping pass
+    // refuses it rather than give an empty list, and the read is the full one.
     let bytes = two_traces_then(false, |p| p.s("again").op(op::BINGET).raw(&[2]));
-    let full = read(&bytes).unwrap();
-    assert!(matches!(&full.extra[0].1, Value::List(l) if l.len() == 1));
-    let e = skipping_frames(&bytes).unwrap_err();
+    let e = skip_pass(&bytes).unwrap_err();
     assert!(
         e.message
             .contains("frame list is referenced again elsewhere"),
         "{e}"
     );
-    // What a skipping read never looks at, it never refuses: a `frames` that is not a list.
-    let bad = entry(device_0_open(), "alloc", 1, |p| p.k(5), |p| p)
-        .op(op::APPENDS)
-        .op(op::APPEND)
-        .op(op::SETITEMS)
-        .stop();
-    assert!(read(&bad).unwrap_err().message.contains("frames"));
-    let s = skipping_frames(&bad).unwrap();
-    assert_eq!(s.trace(0).len(), 1);
+    let full = read(&bytes).unwrap();
+    assert!(matches!(&full.extra[0].1, Value::List(l) if l.len() == 1));
+    let s = skipping_frames(&bytes).unwrap();
+    assert!(
+        write(&s) == write(&full),
+        "the fallback is not the full read"
+    );
+}
+
+#[test]
+fn a_read_skipping_frames_refuses_the_frames_a_full_read_refuses() {
+    // An entry's frames, written as `frames` in `entry`, then closing the file.
+    let file = |frames: fn(P) -> P| {
+        entry(device_0_open(), "alloc", 1, frames, |p| p)
+            .op(op::APPENDS)
+            .op(op::APPEND)
+            .op(op::SETITEMS)
+            .stop()
+    };
+    fn frame(p: P, line: fn(P) -> P) -> P {
+        let p = p.op(op::EMPTY_DICT).op(op::MARK).s("filename").s("a.py");
+        line(p.s("line")).s("name").s("f").op(op::SETITEMS)
+    }
+    let cases: [(&str, fn(P) -> P); 5] = [
+        ("frames an int", |p| p.k(5)),
+        ("frames a dict", |p| p.op(op::EMPTY_DICT)),
+        ("a frame that is an int", |p| {
+            p.op(op::EMPTY_LIST).op(op::MARK).k(1).k(2).op(op::APPENDS)
+        }),
+        ("a frame's line a str", |p| {
+            let p = p.op(op::EMPTY_LIST).op(op::MARK);
+            frame(p, |p| p.s("3")).op(op::APPENDS)
+        }),
+        ("a frame without name", |p| {
+            let p = p
+                .op(op::EMPTY_LIST)
+                .op(op::MARK)
+                .op(op::EMPTY_DICT)
+                .op(op::MARK);
+            let p = p.s("filename").s("a.py").s("line").k(3).op(op::SETITEMS);
+            p.op(op::APPENDS)
+        }),
+    ];
+    for (what, frames) in cases {
+        let bytes = file(frames);
+        let full = read(&bytes).expect_err(what);
+        assert!(
+            skip_pass(&bytes).is_err(),
+            "{what}: the skipping pass took it"
+        );
+        assert_eq!(skipping_frames(&bytes).expect_err(what), full, "{what}");
+    }
+    // The same file with a good frame reads in the skipping pass itself.
+    let good = file(|p| {
+        let p = p.op(op::EMPTY_LIST).op(op::MARK);
+        frame(p, |p| p.k(3)).op(op::APPENDS)
+    });
+    let s = skip_pass(&good).unwrap();
+    assert_eq!((s.trace(0).len(), s.stacks.frame_count()), (1, 0));
+}
+
+#[test]
+fn a_skipping_read_checks_a_frame_list_an_entry_shares_with_another_key() {
+    // {"segments": [], "shared": [<frame>], "device_traces": [[{..., "frames": <shared>}]]}:
+    // real files share a block's frame list with its trace entry so, by memo reference.
+    let file = |item: fn(P) -> P| {
+        let p = P::proto(4).op(op::EMPTY_DICT).op(op::MARK);
+        let p = p.s("segments").op(op::EMPTY_LIST).s("shared");
+        let p = item(p.op(op::EMPTY_LIST).op(op::MEMOIZE).op(op::MARK)).op(op::APPENDS);
+        let p = p
+            .s("device_traces")
+            .op(op::EMPTY_LIST)
+            .op(op::EMPTY_LIST)
+            .op(op::MARK);
+        let p = entry(p, "alloc", 1, |p| p.op(op::BINGET).raw(&[0]), |p| p);
+        p.op(op::APPENDS).op(op::APPEND).op(op::SETITEMS).stop()
+    };
+    let good = file(|p| {
+        let p = p.op(op::EMPTY_DICT).op(op::MARK).s("filename").s("a.py");
+        p.s("line").k(3).s("name").s("f").op(op::SETITEMS)
+    });
+    assert!(read(&good).unwrap().trace(0)[0].frames().is_some());
+    let s = skip_pass(&good).unwrap();
+    assert_eq!(s.stacks.stack_count(), 0);
+    assert!(
+        s.trace(0)[0].frames().is_none(),
+        "a stack id without its stack"
+    );
+    let bad = file(|p| p.k(7));
+    let full = read(&bad).unwrap_err();
+    assert!(
+        skip_pass(&bad).is_err(),
+        "the skipping pass took a frame that is an int"
+    );
+    assert_eq!(skipping_frames(&bad).unwrap_err(), full);
 }
 
 #[test]

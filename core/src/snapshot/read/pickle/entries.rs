@@ -105,6 +105,37 @@ impl Machine<'_> {
         matches!(target, Item::Node(id) if matches!(self.nodes[id as usize], Node::SkippedFrames))
     }
 
+    /// Items added to a skipped frame list: each must be a dict (as a full read's frame list
+    /// items must), noted once for the schema to check as a frame.
+    pub(super) fn note_skipped_frames(&mut self, items: &[Item]) -> Result<(), ReadError> {
+        for &item in items {
+            // Noted already (so a dict): the usual case, a frame met in an earlier list.
+            if let Item::Node(id) = item {
+                if self.noted_frame_dict.get(id as usize) == Some(&true) {
+                    continue;
+                }
+            }
+            let id = match item {
+                Item::Node(id) if matches!(self.nodes[id as usize], Node::Dict(_)) => id,
+                _ => {
+                    return Err(self.err(format!(
+                        "a frame list holds a {}, not a frame dict",
+                        self.item_type(item)
+                    )))
+                }
+            };
+            let i = id as usize;
+            if i >= self.noted_frame_dict.len() {
+                self.noted_frame_dict.resize(self.nodes.len(), false);
+            }
+            if !self.noted_frame_dict[i] {
+                self.noted_frame_dict[i] = true;
+                self.skipped_frame_dicts.push(id);
+            }
+        }
+        Ok(())
+    }
+
     /// At EMPTY_DICT: the sink when the dict is opened under a trace list's MARK.
     #[inline]
     pub(super) fn entry_sink(&self) -> Option<u32> {
@@ -251,8 +282,10 @@ impl Machine<'_> {
                 }
                 Item::Int(..) => return false,
             },
-            // Consumed, never looked at: the schema skips every other `frames` alike.
-            Field::Frames if self.frames == Frames::Skip => {}
+            // Its items are checked as they come (`note_skipped_frames`); any other value goes
+            // to the schema, which checks it as a full read does.
+            Field::Frames if matches!(value, Item::Node(v) if matches!(self.nodes[v as usize], Node::SkippedFrames)) =>
+                {}
             Field::Frames => match value {
                 // The list node for now; the schema interns it into a stack.
                 Item::Node(v) if matches!(self.nodes[v as usize], Node::List(_)) => {
