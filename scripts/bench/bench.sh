@@ -8,8 +8,8 @@
 #
 # Steps: make the large files (scripts/gen/gen-large.sh), fetch the peers (scripts/bench/fetch-peers.sh),
 # build `memsnap` (release), time CPython's pickle.loads on each file's bytes
-# (scripts/bench/bench_pickle.py), time whole commands with hyperfine (`memsnap stats|trace` vs
-# `python3 _memory_viz.py stats|trace`), peak memory of one read vs pickle.load's
+# (scripts/bench/bench_pickle.py), time whole commands run in turn (`memsnap stats|trace` vs
+# `python3 _memory_viz.py stats|trace`, scripts/bench/interleaved.py), peak memory of one read vs pickle.load's
 # (scripts/bench/bench_memory.py), run the criterion benches (read, analyses, replay),
 # the replay in wasm vs native (scripts/bench/bench_replay_wasm.sh, node),
 # then the page in headless Chromium (tests/tests/page_bench.rs, release: the worker's pipeline
@@ -23,12 +23,7 @@ out="$root/target/bench"
 fixtures="${MEMSNAP_REAL_FIXTURES:-$root/../shared/fixtures/real}"
 quick="${BENCH_QUICK:-}"
 mkdir -p "$out"
-rm -f "$out"/hyperfine-*.json "$out"/skipped.txt "$out"/page.json "$out"/memory.json
-
-command -v hyperfine >/dev/null || {
-    echo "bench: installing hyperfine (Debian package)"
-    { apt-get update -qq && apt-get install -y -qq hyperfine; } >/dev/null
-}
+rm -f "$out"/commands-*.json "$out"/skipped.txt "$out"/page.json "$out"/memory.json
 
 scripts/gen/gen-large.sh
 scripts/bench/fetch-peers.sh
@@ -59,8 +54,8 @@ mapfile -t biggest < <(ls -S "${real[@]}" 2>/dev/null | head -n 3)
 for f in "${real[@]}" "${large[@]}"; do
     name="$(basename "$f")"
     size="$(stat -c %s "$f")"
-    runs=(--warmup 1 --min-runs 5)
-    ((size > 50000000)) && runs=(--runs "${BENCH_LARGE_RUNS:-2}")
+    runs=(--warmup 2 --runs 20)
+    ((size > 50000000)) && runs=(--warmup 0 --runs "${BENCH_LARGE_RUNS:-2}")
     for what in stats trace; do
         [[ $what == trace && " ${biggest[*]} ${large[*]} " != *" $f "* ]] && continue
         ours="$memsnap $what $f"
@@ -70,8 +65,9 @@ for f in "${real[@]}" "${large[@]}"; do
             continue
         fi
         echo "bench: $what $name"
-        hyperfine -N "${runs[@]}" --style none --export-json "$out/hyperfine-$what-$name.json" \
-            -n memsnap "$ours" -n _memory_viz "$peer" >/dev/null
+        # In turn, run by run: this machine's speed drifts (docs/performance.md).
+        python3 scripts/bench/interleaved.py "${runs[@]}" --json "$out/commands-$what-$name.json" \
+            -n memsnap "$ours" -n _memory_viz "$peer"
     done
 done
 
@@ -102,6 +98,6 @@ fi
 
 python3 scripts/bench/bench_report.py --out "$out/report.md" --criterion "$CARGO_TARGET_DIR/criterion" \
     --replay-wasm "$out/replay-wasm.json" \
-    --pickle "$out/pickle-real.json" "$out/pickle-large.json" --hyperfine "$out"/hyperfine-*.json \
+    --pickle "$out/pickle-real.json" "$out/pickle-large.json" --commands "$out"/commands-*.json \
     --skipped "$out/skipped.txt" --page "$out/page.json" --memory "$out/memory.json"
 echo "bench: wrote $out/report.md"

@@ -2,11 +2,11 @@
 """Tabulates one scripts/bench/bench.sh run into markdown: figure, memsnap, peer, ratio.
 
 Inputs: criterion's output folder (read, analyses and replay benches), the JSON of
-scripts/bench/bench_pickle.py (CPython pickle.loads on the same bytes), and hyperfine's JSON exports
-(whole commands, memsnap vs torch's _memory_viz.py), scripts/bench/bench_memory.py's (peak RSS of a
+scripts/bench/bench_pickle.py (CPython pickle.loads on the same bytes), scripts/bench/interleaved.py's
+JSON (whole commands run in turn, memsnap vs torch's _memory_viz.py, in hyperfine's format), scripts/bench/bench_memory.py's (peak RSS of a
 read vs pickle.load's) and tests/tests/page_bench.rs's (the page in headless Chromium). Times are CPU time (thread CPU time for
 the in-process figures, user + system for whole commands), since the machines are shared;
-medians, except hyperfine's user/system, which are means. MB = 10^6 bytes.
+medians. MB = 10^6 bytes.
 """
 
 import argparse
@@ -252,7 +252,7 @@ def main():
     ap.add_argument("--criterion", required=True)
     ap.add_argument("--pickle", nargs="*", default=[])
     ap.add_argument("--replay-wasm", help="scripts/bench/bench_replay_wasm.sh's JSON")
-    ap.add_argument("--hyperfine", nargs="*", default=[])
+    ap.add_argument("--commands", nargs="*", default=[])
     ap.add_argument("--skipped")
     ap.add_argument("--page", help="tests/tests/page_bench.rs's JSON")
     ap.add_argument("--memory", help="scripts/bench/bench_memory.py's JSON")
@@ -265,10 +265,10 @@ def main():
             for name, v in json.load(f).items():
                 pickle_s[name] = (v["bytes"], statistics.median(v["seconds"]))
     commands = {}  # (what, file) -> {"memsnap": s, "_memory_viz": s}
-    for p in args.hyperfine:
+    for p in args.commands:
         if not os.path.exists(p):
             continue
-        what, name = os.path.basename(p)[len("hyperfine-"):-len(".json")].split("-", 1)
+        what, name = os.path.basename(p)[len("commands-"):-len(".json")].split("-", 1)
         with open(p) as f:
             results = json.load(f)["results"]
         commands[(what, name)] = {r["command"]: r["user"] + r["system"] for r in results}
@@ -342,7 +342,7 @@ def main():
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end. "
         "CPU time (the machine is shared): thread CPU time in process (medians), user + system for "
-        "whole commands (means). Page figures (headless Chromium) are wall-clock, as a user waits. "
+        "whole commands (medians of runs taken in turn). Page figures (headless Chromium) are wall-clock, as a user waits. "
         "MB = 10^6 bytes; ratio = peer time / memsnap time (higher is better for memsnap) unless it says otherwise.",
         "",
         "| figure | memsnap | peer | ratio |",

@@ -1290,7 +1290,8 @@ fn a_read_skipping_frames_refuses_the_frames_a_full_read_refuses() {
         let p = p.op(op::EMPTY_DICT).op(op::MARK).s("filename").s("a.py");
         line(p.s("line")).s("name").s("f").op(op::SETITEMS)
     }
-    let cases: [(&str, fn(P) -> P); 5] = [
+    type Part = fn(P) -> P;
+    let cases: [(&str, Part); 5] = [
         ("frames an int", |p| p.k(5)),
         ("frames a dict", |p| p.op(op::EMPTY_DICT)),
         ("a frame that is an int", |p| {
