@@ -747,6 +747,8 @@ impl<'a> Machine<'a> {
                     let mark = self.pop_mark()?;
                     let list = self.target_below(mark)?;
                     if self.is_skipped(list) {
+                        // The stack lent out whole: a loop indexing it through `self` ran
+                        // 4% more instructions on reading cs336-a-2.7b-forward (callgrind).
                         let items = std::mem::take(&mut self.stack);
                         let noted = self.note_skipped_frames(&items[mark..]);
                         self.stack = items;
