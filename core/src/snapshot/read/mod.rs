@@ -21,6 +21,7 @@
 
 mod arena;
 mod error;
+mod frames;
 mod gzip;
 mod json;
 mod pickle;
@@ -31,6 +32,7 @@ mod values;
 use super::model::Snapshot;
 
 pub use error::ReadError;
+pub use frames::Frames;
 
 /// Largest pickle read (raw, or after gunzip): 2 GiB. Reading keeps the whole input, the node
 /// arena of everything but trace entries, and the typed model in memory at once: measured at
@@ -43,18 +45,6 @@ pub const MAX_INPUT_BYTES: u64 = 2 << 30;
 /// a snapshot" than as the opcode the reader stopped at (a stray file among snapshots).
 pub fn starts_like_a_snapshot(bytes: &[u8]) -> bool {
     bytes.first() == Some(&super::opcodes::PROTO) || gzip::is_gzip(bytes) || json::is_json(bytes)
-}
-
-/// Whether a read keeps the stacks of trace entries, segments and blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Frames {
-    /// Every `frames` list interned into [`Stacks`](super::model::Stacks).
-    Keep,
-    /// Every `frames` checked but left `None`: for a command that shows no stack (`memsnap
-    /// stats`). Most of a large snapshot is its frame lists, and building their stacks is most
-    /// of reading them. A file this read cannot take is read in full instead, so the result,
-    /// error included, is then [`Frames::Keep`]'s (with its stacks).
-    Skip,
 }
 
 /// Reads a snapshot (pickle or JSON, either possibly gzipped).

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use super::super::opcodes::{self as op};
 use super::arena::{long_from_le, Arena, Node, NodeId, Span, TraceSink};
 use super::error::ReadError;
+use super::frames::Frames;
 use super::text;
-use super::Frames;
 
 mod capacity;
 mod checkpoint;

@@ -17,8 +17,8 @@ use super::super::model::{
 use super::super::value::Value;
 use super::arena::{Arena, EntryRef, Node, NodeId, TraceSink};
 use super::error::ReadError;
+use super::frames::Frames;
 use super::values::Values;
-use super::Frames;
 
 /// Where a node sits, for messages; built on the stack, formatted only on error.
 #[derive(Clone, Copy)]

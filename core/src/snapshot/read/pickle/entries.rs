@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::super::error::ReadError;
-use super::super::Frames;
+use super::super::frames::Frames;
 use super::field::Field;
 use super::machine::{Item, Machine};
 use crate::snapshot::model::{Action, EntryRest, StackId, TraceEntry};

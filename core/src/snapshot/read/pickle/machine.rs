@@ -71,7 +71,7 @@ pub(super) struct Machine<'a> {
     /// Vector lengths at the last progress checkpoint (see `capacity`).
     pub(super) checkpoint: Checkpoint,
     /// Whether trace entries keep their frame lists.
-    pub(super) frames: super::super::Frames,
+    pub(super) frames: super::super::frames::Frames,
     /// The distinct dicts added to skipped frame lists, and by node id whether one is noted.
     pub(super) skipped_frame_dicts: Vec<NodeId>,
     pub(super) noted_frame_dict: Vec<bool>,
