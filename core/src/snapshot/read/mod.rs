@@ -15,6 +15,10 @@
 //!    list node once into [`Stacks`](super::model::Stacks), and leftovers into [`Value`](super::Value)s that
 //!    share by `Arc` as the nodes did (`values`).
 //!
+//! A read for a command that shows no stack ([`Frames::Skip`], `memsnap stats`) checks the frames
+//! as these two steps do but builds no stacks: a trace entry's frame list drops its items as they
+//! come. Where that pass refuses a file, the full read runs, so both accept and refuse alike.
+//!
 //! Gzip input (magic `1f 8b`) is inflated first (`gzip`), up to a bound. JSON text (the same
 //! dict, as PyTorch's viewer also opens) is parsed into the same node arena (`json`), so the
 //! schema, limits and messages are the pickle's.
