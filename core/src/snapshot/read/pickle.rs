@@ -158,7 +158,6 @@ impl<'a> Machine<'a> {
             action_nodes: Vec::new(),
             checkpoint: checkpoint::Checkpoint::default(),
             frames: Frames::Keep,
-            skipped_frame_dicts: Vec::new(),
             noted_frame_dict: Vec::new(),
         }
     }
@@ -171,7 +170,9 @@ impl<'a> Machine<'a> {
             items: std::mem::take(&mut self.items),
             pairs: std::mem::take(&mut self.pairs),
             root,
-            skipped_frame_dicts: std::mem::take(&mut self.skipped_frame_dicts),
+            skipped_frame_dicts: (self.noted_frame_dict.iter().enumerate())
+                .filter_map(|(id, &noted)| noted.then_some(id as NodeId))
+                .collect(),
         };
         (arena, std::mem::take(&mut self.traces))
     }

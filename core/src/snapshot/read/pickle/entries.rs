@@ -80,23 +80,23 @@ impl Machine<'_> {
         [under_mark, right_below]
     }
 
-    /// At EMPTY_LIST, in a read that skips frames: whether the list opened is the value of a
-    /// trace entry's `frames` key (under the entry's MARK, or right above it for a SETITEM).
+    /// At EMPTY_LIST, in a read that skips frames: whether the list opened follows a `frames`
+    /// key that is being added to a trace entry (SETITEMS or SETITEM). A list so opened that is
+    /// not that key's value (a crafted file) is refused later, and the full read runs.
     #[inline]
     pub(super) fn opens_skipped_frames(&self) -> bool {
         if self.frames == Frames::Keep || self.trace_lists.is_empty() {
             return false;
         }
-        let n = self.stack.len();
-        let is_entry = |i: usize| matches!(self.stack.get(i), Some(Item::Node(id)) if matches!(self.nodes[*id as usize], Node::Entry(_)));
-        let m = self.marks.last().copied();
-        // [entry, MARK, k, v, ..., k, <list>] (SETITEMS)
-        let setitems =
-            matches!(m, Some(m) if m >= 1 && n > m && (n - m) % 2 == 1 && is_entry(m - 1));
-        // [entry, k, <list>] (SETITEM), no MARK between them.
-        let setitem = n >= 2 && m.is_none_or(|m| m <= n - 2) && is_entry(n - 2);
-        (setitems || setitem)
-            && matches!(self.stack[n - 1], Item::Node(k) if matches!(&self.nodes[k as usize], Node::Str(s) if s == "frames"))
+        let Some(&Item::Node(key)) = self.stack.last() else {
+            return false;
+        };
+        matches!(&self.nodes[key as usize], Node::Str(s) if s == "frames")
+            && self
+                .parents(self.stack.len() - 1)
+                .iter()
+                .flatten()
+                .any(|&c| self.entry_of(Item::Node(c)).is_some())
     }
 
     /// Whether an APPEND(S) target is a skipped frame list (its items are dropped).
@@ -124,14 +124,10 @@ impl Machine<'_> {
                     )))
                 }
             };
-            let i = id as usize;
-            if i >= self.noted_frame_dict.len() {
+            if id as usize >= self.noted_frame_dict.len() {
                 self.noted_frame_dict.resize(self.nodes.len(), false);
             }
-            if !self.noted_frame_dict[i] {
-                self.noted_frame_dict[i] = true;
-                self.skipped_frame_dicts.push(id);
-            }
+            self.noted_frame_dict[id as usize] = true;
         }
         Ok(())
     }
@@ -284,6 +280,7 @@ impl Machine<'_> {
             },
             // Its items are checked as they come (`note_skipped_frames`); any other value goes
             // to the schema, which checks it as a full read does.
+            // (`self.nodes`, not `is_skipped`: `sink` holds `self.traces` here.)
             Field::Frames if matches!(value, Item::Node(v) if matches!(self.nodes[v as usize], Node::SkippedFrames)) =>
                 {}
             Field::Frames => match value {

@@ -72,7 +72,7 @@ pub(super) struct Machine<'a> {
     pub(super) checkpoint: Checkpoint,
     /// Whether trace entries keep their frame lists.
     pub(super) frames: super::super::frames::Frames,
-    /// The distinct dicts added to skipped frame lists, and by node id whether one is noted.
-    pub(super) skipped_frame_dicts: Vec<NodeId>,
+    /// By node id, whether it is a dict added to a skipped frame list (the schema checks those
+    /// as frames: `Arena::skipped_frame_dicts`).
     pub(super) noted_frame_dict: Vec<bool>,
 }
