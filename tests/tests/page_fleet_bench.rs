@@ -7,6 +7,11 @@
 //! grow, 4,096 of them for the overview's readability, and 64 ranks of ~50 MB each. Each set
 //! opens in a fresh browser.
 //!
+//! Each set is also opened, first, in tests/pages/fleet_floor.html: a page that keeps the picked
+//! files and reads every byte once through the same kind of worker pool, and parses nothing.
+//! Its time and its memory's growth from set to set are the browser's own floor under the
+//! page's, measured in the same run.
+//!
 //! `cargo test --release -p memsnap-tests --test page_fleet_bench -- --ignored --nocapture`
 //! (or `MEMSNAP_BIN=target/release/memsnap` with a debug test build: the `memsnap fleet` run
 //! beside each set must be a release build for the ratio to mean anything)
@@ -14,7 +19,7 @@
 //! `target/bench-data/fleet-*` (never committed; delete to remake). FLEET_SETS=64,256 picks
 //! sets by name (`64`, `256`, `1024`, `4096`, `64x50mb`). Writes `target/bench/fleet.json`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fantoccini::wd::TimeoutConfiguration;
@@ -113,11 +118,11 @@ async fn attr(c: &Client, name: &str) -> Option<String> {
         .ok()?
 }
 
-/// Opens `paths` through the folder input in a fresh browser and samples memory until the
-/// overview has every rank.
-async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
+/// Opens `paths` through the folder input of the page at `url` (`label`: "page", or "floor"
+/// for tests/pages/fleet_floor.html) in a fresh browser and samples memory until its fleet
+/// element counts every rank.
+async fn open_set(url: &str, label: &str, set: &Set, paths: &[PathBuf]) -> Value {
     let dir = paths[0].parent().unwrap().to_path_buf();
-    let bytes: u64 = paths.iter().map(|p| p.metadata().unwrap().len()).sum();
     let Some(browser) = Browser::start().await else {
         return Value::Null;
     };
@@ -158,8 +163,11 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         // What the set's progress looks like while it loads (sets that take long enough).
         if !loading_shot && started.elapsed() > Duration::from_secs(5) {
             loading_shot = true;
-            memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{}-loading", set.name))
-                .await;
+            memsnap_tests::web::page::screenshot(
+                c,
+                &format!("fleet-bench-{label}-{}-loading", set.name),
+            )
+            .await;
         }
         if started.elapsed() > LIMIT {
             break Err(format!(
@@ -173,6 +181,11 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
         .await
         .and_then(|v| v.parse::<f64>().ok());
     let workers = attr(c, "data-workers").await;
+    // The floor page notes the first file it failed to read; the page names each in its list.
+    let first_error = attr(c, "data-first-error").await;
+    if let Some(e) = &first_error {
+        eprintln!("fleet bench {} {label}: a file failed: {e}", set.name);
+    }
     let after = browser.memory();
     // What stays once the set is in: after full garbage collections (DevTools) and a pause for
     // Chromium to hand freed pages back, so garbage not yet collected does not count.
@@ -186,37 +199,45 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
     let dom = cdp::dom_counters(c).await;
     // Where the page's share sits: its wasm memory (the summaries) and its JS heap.
     let (page_wasm, page_js) = memsnap_tests::web::perf::page_memory(c).await;
-    memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{}", set.name)).await;
+    memsnap_tests::web::page::screenshot(c, &format!("fleet-bench-{label}-{}", set.name)).await;
     browser.close().await;
-    // The same files through `memsnap fleet` on the same cores, right after the page: the
-    // native figure the page is held to (a release build: see the top of this file).
-    let cli = Instant::now();
-    let out = std::process::Command::new(memsnap_tests::memsnap_bin::path())
-        .arg("fleet")
-        .arg(&dir)
-        .output()
-        .expect("running memsnap fleet");
-    assert!(
-        out.status.success(),
-        "memsnap fleet: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let cli_s = cli.elapsed().as_secs_f64();
     let page_s = page_ms.map(|ms| ms / 1e3);
-    let record = json!({
-        "set": set.name,
-        "ranks": set.ranks,
-        "bytes": bytes,
+    eprintln!(
+        "fleet bench {:>8} {label:>5}: {} ranks {} in {:.1} s (own figure {:.1} s), {} workers, \
+         peak PSS {:.0} MB (renderers {:.0} MB; idle {:.0} MB, after {:.0} MB, \
+         after GC {:.0} MB of which renderers {:.0} MB), \
+         peak RSS {:.0} MB, {} processes; page wasm {:.0} MB, JS heap {:.0} MB; DOM {}",
+        set.name,
+        set.ranks,
+        match &outcome {
+            Ok((l, f)) => format!("{l} open/{f} failed"),
+            Err(e) => format!("NOT COMPLETE: {e}"),
+        },
+        wall_s,
+        page_s.unwrap_or(f64::NAN),
+        workers.as_deref().unwrap_or("?"),
+        peak.pss as f64 / 1e6,
+        peak.renderer_pss as f64 / 1e6,
+        idle.pss as f64 / 1e6,
+        after.pss as f64 / 1e6,
+        settled.pss as f64 / 1e6,
+        settled.renderer_pss as f64 / 1e6,
+        peak.rss as f64 / 1e6,
+        peak.processes,
+        page_wasm as f64 / 1e6,
+        page_js as f64 / 1e6,
+        dom,
+    );
+    json!({
         "picked_through": how,
         "outcome": match &outcome {
             Ok((l, f)) => json!({"loaded": l, "failed": f}),
             Err(e) => json!({"not_completed": e}),
         },
         "wall_s": wall_s,
-        "page_elapsed_ms": page_ms,
-        "memsnap_fleet_s": cli_s,
-        "page_over_memsnap_fleet": page_s.map(|p| p / cli_s),
+        "elapsed_ms": page_ms,
         "workers": workers,
+        "first_error": first_error,
         "memory": {
             "idle_pss": idle.pss,
             "peak_pss": peak.pss,
@@ -231,38 +252,89 @@ async fn run_set(url: &str, set: &Set, paths: &[PathBuf]) -> Value {
             "page_js_heap": page_js,
             "samples": samples,
         },
-    });
+    })
+}
+
+/// The same files through `memsnap fleet` on the same cores, right after the browser: the
+/// native figure the page is held to (a release build: see the top of this file). Seconds.
+fn native_fleet(dir: &Path) -> f64 {
+    let cli = Instant::now();
+    let out = std::process::Command::new(memsnap_tests::memsnap_bin::path())
+        .arg("fleet")
+        .arg(dir)
+        .output()
+        .expect("running memsnap fleet");
+    assert!(
+        out.status.success(),
+        "memsnap fleet: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    cli.elapsed().as_secs_f64()
+}
+
+/// Seconds from a record's `elapsed_ms`, the browser's own figure for the whole set.
+fn own_s(v: &Value) -> Option<f64> {
+    v["elapsed_ms"].as_f64().map(|ms| ms / 1e3)
+}
+
+/// Opens the set in the floor page and in the page, then runs `memsnap fleet` over it.
+async fn run_set(url: &str, floor_url: &str, set: &Set, paths: &[PathBuf]) -> Value {
+    let dir = paths[0].parent().unwrap().to_path_buf();
+    let bytes: u64 = paths.iter().map(|p| p.metadata().unwrap().len()).sum();
+    let floor = open_set(floor_url, "floor", set, paths).await;
+    let page = open_set(url, "page", set, paths).await;
+    let cli_s = native_fleet(&dir);
+    let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
+    let (page_s, floor_s) = (own_s(&page), own_s(&floor));
     eprintln!(
-        "fleet bench {:>8}: {} ranks ({:.0} MB) {} in {:.1} s (page {:.1} s), {} workers, \
-         peak PSS {:.0} MB (renderers {:.0} MB; idle {:.0} MB, after {:.0} MB, \
-         after GC {:.0} MB of which renderers {:.0} MB), \
-         peak RSS {:.0} MB, {} processes; \
-         page wasm {:.0} MB, JS heap {:.0} MB; DOM {}; `memsnap fleet` {:.1} s (page / it {:.2}x)",
+        "fleet bench {:>8}: {} ranks ({:.0} MB): page {:.1} s, floor {:.1} s, `memsnap fleet` \
+         {:.1} s; page / fleet {:.2}x, page / floor {:.2}x, floor / fleet {:.2}x",
         set.name,
         set.ranks,
         bytes as f64 / 1e6,
-        match &outcome {
-            Ok((l, f)) => format!("{l} open/{f} failed"),
-            Err(e) => format!("NOT COMPLETE: {e}"),
-        },
-        wall_s,
-        page_ms.unwrap_or(f64::NAN) / 1e3,
-        workers.as_deref().unwrap_or("?"),
-        peak.pss as f64 / 1e6,
-        peak.renderer_pss as f64 / 1e6,
-        idle.pss as f64 / 1e6,
-        after.pss as f64 / 1e6,
-        settled.pss as f64 / 1e6,
-        settled.renderer_pss as f64 / 1e6,
-        peak.rss as f64 / 1e6,
-        peak.processes,
-        page_wasm as f64 / 1e6,
-        page_js as f64 / 1e6,
-        dom,
+        page_s.unwrap_or(f64::NAN),
+        floor_s.unwrap_or(f64::NAN),
         cli_s,
-        page_s.map_or(f64::NAN, |p| p / cli_s),
+        ratio(page_s, Some(cli_s)).unwrap_or(f64::NAN),
+        ratio(page_s, floor_s).unwrap_or(f64::NAN),
+        ratio(floor_s, Some(cli_s)).unwrap_or(f64::NAN),
     );
-    record
+    json!({
+        "set": set.name,
+        "ranks": set.ranks,
+        "bytes": bytes,
+        "page": page,
+        "floor": floor,
+        "memsnap_fleet_s": cli_s,
+        "page_over_memsnap_fleet": ratio(page_s, Some(cli_s)),
+        "page_over_floor": ratio(page_s, floor_s),
+        "floor_over_memsnap_fleet": ratio(floor_s, Some(cli_s)),
+    })
+}
+
+/// Settled renderer memory from the first set run to the last, page and floor: what holding
+/// more ranks costs each (goal: the page's growth ≤ 40 MB from 64 to 4,096 ranks).
+fn report_growth(records: &[Value]) {
+    let settled = |r: &Value, who: &str| r[who]["memory"]["settled_renderer_pss"].as_f64();
+    let small_sets: Vec<&Value> = records.iter().filter(|r| r["set"] != "64x50mb").collect();
+    let (Some(first), Some(last)) = (small_sets.first(), small_sets.last()) else {
+        return;
+    };
+    if first["set"] == last["set"] {
+        return;
+    }
+    for who in ["page", "floor"] {
+        if let (Some(a), Some(b)) = (settled(first, who), settled(last, who)) {
+            eprintln!(
+                "fleet bench: settled renderers, {who}, {} -> {} ranks: {:.0} -> {:.0} MB ({:+.0} MB)",
+                first["ranks"],
+                last["ranks"],
+                a / 1e6,
+                b / 1e6,
+                (b - a) / 1e6
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -272,8 +344,10 @@ async fn fleet_bench() {
     let wanted: Option<Vec<String>> = std::env::var("FLEET_SETS")
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
-    let server = StaticServer::start(&dist, &[]).expect("serving dist/");
-    let url = server.url("");
+    let floor_page = workspace_root().join("tests/pages/fleet_floor.html");
+    let server =
+        StaticServer::start(&dist, &[("/fleet-floor.html", &floor_page)]).expect("serving dist/");
+    let (url, floor_url) = (server.url(""), server.url("fleet-floor.html"));
     let mut records = Vec::new();
     for set in &SETS {
         if wanted
@@ -283,8 +357,9 @@ async fn fleet_bench() {
             continue;
         }
         let paths = folder(set);
-        records.push(run_set(&url, set, &paths).await);
+        records.push(run_set(&url, &floor_url, set, &paths).await);
     }
+    report_growth(&records);
     let out = workspace_root().join("target/bench");
     std::fs::create_dir_all(&out).unwrap();
     let file = out.join("fleet.json");
