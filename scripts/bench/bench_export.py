@@ -8,12 +8,19 @@ Not run in CI (minutes, and a loaded machine skews it). Needs a release build of
 Spark part `pyspark` (pip) with a JDK (Debian: default-jre-headless); without them that part
 is skipped with a message.
 
-    python3 scripts/bench/bench_export.py [--ranks 1024] [--work DIR] [--jobs 1,2] [--keep]
+    python3 scripts/bench/bench_export.py [--ranks 1024] [--work DIR] [--jobs 1,2] [--repeat N]
+        [--tmpfs DIR] [--keep]
 
 The rank files are hard links to the real fixtures in turn (rank i = fixture i mod 16), plus
 every 64th rank made by `capture` on a small device so that some ranks ran out of memory; the
 links cost no disk, and the files are read from the page cache after the first pass, so the
 figure is conversion speed, not disk speed.
+
+Each export is followed by the file system's floor under it, measured in the same run: the same
+directories and files (the export's own bytes, read back first), each written beside its name
+and renamed into place with as many threads, no conversion. Creating 16 directories and files a
+rank is the export's bound where the disk makes each new one slow. Then the same export into a
+memory file system (`--tmpfs`, /dev/shm by default), where that floor is near nothing.
 """
 
 import argparse
@@ -24,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,11 +147,59 @@ def spark_queries(dataset):
     scope["spark"].stop()
 
 
+def timed_export(bin_dir, snaps, out, jobs):
+    """Seconds of one `memsnap export` of `snaps` into a fresh `out`."""
+    shutil.rmtree(out, ignore_errors=True)
+    t = time.perf_counter()
+    subprocess.run([bin_dir / "memsnap", "export", snaps, "--parquet", out, "-j", str(jobs), "-q"],
+                   check=True)
+    return time.perf_counter() - t
+
+
+def tree(out):
+    """The export's files under `out`, as (path relative to it, bytes)."""
+    return [(p.relative_to(out), p.read_bytes()) for p in sorted(out.rglob("*.parquet"))]
+
+
+def make_tree(dest, layout, jobs):
+    """Writes `layout` under `dest` as the export does: a directory per table and rank, each
+    file written beside its name and renamed into place, ranks shared among `jobs` threads."""
+    for table in {rel.parts[0] for rel, _ in layout}:
+        (dest / table).mkdir(parents=True)
+
+    def write(items):
+        for rel, data in items:
+            path = dest / rel
+            path.parent.mkdir(exist_ok=True)
+            tmp = path.with_suffix(".parquet.tmp")
+            tmp.write_bytes(data)
+            tmp.rename(path)
+
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(write, [layout[i::jobs] for i in range(jobs)]))
+
+
+def memory_dir(base):
+    """A fresh directory on the memory file system `base`, or None where there is none."""
+    try:
+        with open("/proc/mounts") as f:
+            mounts = {line.split()[1]: line.split()[2] for line in f}
+    except OSError:
+        return None
+    if mounts.get(str(base)) != "tmpfs":
+        print(f"{base} is not a tmpfs: the export into memory is skipped")
+        return None
+    return Path(tempfile.mkdtemp(prefix="memsnap-bench-export-", dir=base))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", type=int, default=1024)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--jobs", default="1,2", help="export -j values to time, comma-separated")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds of the -j values, in turn")
+    ap.add_argument("--tmpfs", type=Path, default=Path("/dev/shm"),
+                    help="a memory file system to export into as well (skipped if absent)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     a = ap.parse_args()
     bin_dir = ROOT / "target" / "release"
@@ -161,13 +217,31 @@ def main():
                    stdout=subprocess.DEVNULL)
     for f in snaps.iterdir():
         f.read_bytes()
-    for jobs in a.jobs.split(","):
-        shutil.rmtree(out, ignore_errors=True)
-        t = time.perf_counter()
-        subprocess.run([bin_dir / "memsnap", "export", snaps, "--parquet", out, "-j", jobs, "-q"],
-                       check=True)
-        s = time.perf_counter() - t
-        print(f"export -j {jobs}: {s:.1f} s, {pickle_bytes / 1e6 / s:.1f} MB/s of pickles")
+    mem = memory_dir(a.tmpfs)
+    for _ in range(a.repeat):
+        for jobs in a.jobs.split(","):
+            jobs = int(jobs)
+            disk = timed_export(bin_dir, snaps, out, jobs)
+            # The same directories and files, bytes and renames, with no conversion: the file
+            # system's own floor under the export, on the same disk, with as many threads.
+            layout = tree(out)
+            copy = work / "floor"
+            shutil.rmtree(copy, ignore_errors=True)
+            t = time.perf_counter()
+            make_tree(copy, layout, jobs)
+            floor = time.perf_counter() - t
+            shutil.rmtree(copy)
+            line = (f"export -j {jobs}: {disk:.1f} s, {pickle_bytes / 1e6 / disk:.1f} MB/s of "
+                    f"pickles; the file system alone ({len(layout)} files, each in a directory of its own, "
+                    f"{sum(len(b) for _, b in layout) / 1e6:.0f} MB, {jobs} threads): "
+                    f"{floor:.1f} s")
+            if mem:
+                m = timed_export(bin_dir, snaps, mem / "parquet", jobs)
+                shutil.rmtree(mem / "parquet")
+                line += f"; into {mem} (memory): {m:.1f} s, {pickle_bytes / 1e6 / m:.1f} MB/s"
+            print(line, flush=True)
+    if mem:
+        shutil.rmtree(mem, ignore_errors=True)
     parquet_bytes = size_of(out)
     print(f"Parquet {parquet_bytes / 1e6:.0f} MB = {parquet_bytes / pickle_bytes:.2f} x the pickles")
     duckdb_queries(out)
