@@ -41,31 +41,33 @@ impl AppState {
             .collect();
         let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
         let workers = pool_size(cores, files.len());
-        fleet.progress.set(FleetProgress {
+        fleet.reset_progress(FleetProgress {
             total: ranks.len(),
             bytes_total: ranks.iter().map(|r| r.size).sum(),
             workers,
             ..FleetProgress::default()
         });
+        let jobs = files
+            .iter()
+            .zip(&ranks)
+            .enumerate()
+            .map(|(index, ((rank, file), r))| Job {
+                index,
+                rank: *rank,
+                file: file.clone(),
+                size: r.size,
+            })
+            .collect();
         fleet.ranks.set(ranks);
         fleet.open.set(OpenRanks::default());
         fleet.shown.set(None);
 
-        let jobs = files
-            .iter()
-            .enumerate()
-            .map(|(index, (rank, file))| Job {
-                index,
-                rank: *rank,
-                file: file.clone(),
-            })
-            .collect();
         let me = *self;
         let pool = WorkerPool::start(
             workers,
             jobs,
             move |index, p| {
-                fleet.progress.update(|f| {
+                fleet.update_progress(|f| {
                     match f.in_flight.iter_mut().find(|(i, _)| *i == index) {
                         Some((_, q)) => *q = p,
                         None => f.in_flight.push((index, p)),
@@ -103,8 +105,7 @@ impl AppState {
             }
         });
         let started = fleet.inner.with_value(|i| i.started_ms);
-        let mut all_in = false;
-        fleet.progress.update(|f| {
+        let all_in = fleet.update_progress(|f| {
             f.in_flight.retain(|(i, _)| *i != index);
             if opened {
                 f.loaded += 1
@@ -113,10 +114,11 @@ impl AppState {
             }
             f.bytes_finished += size;
             f.bytes_read = bytes_read(f);
-            all_in = f.finished() == f.total;
+            let all_in = f.finished() == f.total;
             if all_in {
                 f.elapsed_ms = Some(crate::perf::now() - started);
             }
+            all_in
         });
         if all_in {
             fleet.ranks.notify();
@@ -265,7 +267,7 @@ impl AppState {
         self.stop_ranks();
         self.fleet.ranks.set(Vec::new());
         self.fleet.open.set(OpenRanks::default());
-        self.fleet.progress.set(FleetProgress::default());
+        self.fleet.reset_progress(FleetProgress::default());
         self.fleet.shown.set(None);
         self.generation.update_value(|g| *g += 1);
         if self
