@@ -519,10 +519,11 @@ async fn page_benchmark() {
         }
     }
 
-    // BENCH_PAGE_ONLY=part: only the files whose name contains it (for a quick look).
+    // BENCH_PAGE_ONLY=part[,part...]: only the files whose name contains one of them.
     if let Some(only) = std::env::var_os("BENCH_PAGE_ONLY") {
         let only = only.to_string_lossy().to_string();
-        files.retain(|p| p.to_string_lossy().contains(&only));
+        let parts: Vec<&str> = only.split(',').filter(|p| !p.is_empty()).collect();
+        files.retain(|p| parts.iter().any(|part| p.to_string_lossy().contains(part)));
     }
     let server = StaticServer::start(&dist, &[]).expect("serving dist/");
     let Some(browser) = Browser::start().await else {
