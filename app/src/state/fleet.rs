@@ -178,26 +178,23 @@ impl FleetState {
     }
 
     /// Changes the set's progress; the page sees it within `PROGRESS_MS`, or at once once every
-    /// file is in. Returns what `change` returned.
-    pub(super) fn update_progress<R>(&self, change: impl FnOnce(&mut FleetProgress) -> R) -> R {
+    /// file is in (`elapsed_ms` set). Returns whether every file is in.
+    pub(super) fn update_progress(&self, change: impl FnOnce(&mut FleetProgress)) -> bool {
         let me = *self;
-        let (out, now) = self
-            .inner
-            .try_update_value(|i| {
-                let out = change(&mut i.progress);
-                let now = i.progress.elapsed_ms.is_some();
-                if now {
-                    i.progress_due = None;
-                } else if i.progress_due.is_none() {
-                    i.progress_due = Some(Timeout::new(PROGRESS_MS, move || me.publish_progress()));
-                }
-                (out, now)
-            })
-            .expect("the fleet state lives as long as the page");
-        if now {
+        let all_in = self.inner.try_update_value(|i| {
+            change(&mut i.progress);
+            let all_in = i.progress.elapsed_ms.is_some();
+            if all_in {
+                i.progress_due = None;
+            } else if i.progress_due.is_none() {
+                i.progress_due = Some(Timeout::new(PROGRESS_MS, move || me.publish_progress()));
+            }
+            all_in
+        }) == Some(true);
+        if all_in {
             self.publish_progress();
         }
-        out
+        all_in
     }
 
     fn publish_progress(&self) {

@@ -73,7 +73,7 @@ impl AppState {
                         None => f.in_flight.push((index, p)),
                     }
                     f.bytes_read = bytes_read(f);
-                })
+                });
             },
             move |index, result| me.rank_summarised(index, result),
         );
@@ -114,11 +114,9 @@ impl AppState {
             }
             f.bytes_finished += size;
             f.bytes_read = bytes_read(f);
-            let all_in = f.finished() == f.total;
-            if all_in {
+            if f.finished() == f.total {
                 f.elapsed_ms = Some(crate::perf::now() - started);
             }
-            all_in
         });
         if all_in {
             fleet.ranks.notify();
