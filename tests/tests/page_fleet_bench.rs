@@ -259,16 +259,7 @@ async fn open_set(url: &str, label: &str, set: &Set, paths: &[PathBuf]) -> Value
 /// native figure the page is held to (a release build: see the top of this file). Seconds.
 fn native_fleet(dir: &Path) -> f64 {
     let cli = Instant::now();
-    let out = std::process::Command::new(memsnap_tests::memsnap_bin::path())
-        .arg("fleet")
-        .arg(dir)
-        .output()
-        .expect("running memsnap fleet");
-    assert!(
-        out.status.success(),
-        "memsnap fleet: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    memsnap_tests::memsnap_bin::stdout(&["fleet", &dir.to_string_lossy()]);
     cli.elapsed().as_secs_f64()
 }
 
